@@ -1,0 +1,3 @@
+from jacbench.cli import main
+
+raise SystemExit(main())

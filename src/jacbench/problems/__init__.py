@@ -1,0 +1,1 @@
+"""Problems: what is differentiated, with closed-form derivatives to check against."""

@@ -1,0 +1,168 @@
+"""Geometric Brownian motion: the Monte-Carlo problem of the first question.
+
+S_t = S0 * exp((mu - sigma^2/2) * t + sigma * W_t) on a grid of M steps over [0, T],
+N paths; the output is S_T (N,). Every framework simulates from the same normals Z
+(shape (M, N)), drawn once here with numpy's Generator, so paths agree up to rounding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from jacbench.errors import UsageError
+
+DTYPES = ("float32", "float64")
+
+
+@dataclass(frozen=True)
+class GBMParams:
+    """Model and discretisation of one GBM case."""
+
+    paths: int = 1000
+    steps: int = 52
+    spot: float = 100.0
+    vol: float = 0.2
+    drift: float = 0.03
+    maturity: float = 1.0
+    seed: int = 1234
+    dtype: str = "float32"
+    chunk_size: int = 256
+
+    def validate(self) -> GBMParams:
+        """Raise UsageError naming the first bad field."""
+        if self.paths < 1:
+            raise UsageError(f"--paths must be at least 1, got {self.paths}")
+        if self.steps < 1:
+            raise UsageError(f"--steps must be at least 1, got {self.steps}")
+        if not self.vol > 0:
+            raise UsageError(f"--vol must be positive, got {self.vol}")
+        if not self.spot > 0:
+            raise UsageError(f"--spot must be positive, got {self.spot}")
+        if not self.maturity > 0:
+            raise UsageError(f"--maturity must be positive, got {self.maturity}")
+        if self.chunk_size < 1:
+            raise UsageError(f"--chunk-size must be at least 1, got {self.chunk_size}")
+        if self.dtype not in DTYPES:
+            raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
+        return self
+
+
+@dataclass(frozen=True)
+class GBMCase:
+    """Parameters plus the inputs every framework shares: the time grid and the normals."""
+
+    params: GBMParams
+    t: np.ndarray = field(repr=False)  # (M+1,) in the case's dtype
+    normals: np.ndarray = field(repr=False)  # (M, N) in the case's dtype
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self.params.dtype)
+
+    def scalar(self, value: float) -> np.ndarray:
+        """A 0-d array of the case's dtype (so no framework silently promotes)."""
+        return np.asarray(value, dtype=self.dtype)
+
+
+def draw_normals(paths: int, steps: int, seed: int) -> np.ndarray:
+    """Standard normals of shape (steps, paths) in float64, from numpy's default Generator."""
+    return np.random.default_rng(seed).standard_normal((steps, paths))
+
+
+def make_case(params: GBMParams) -> GBMCase:
+    """Validate parameters and build the shared inputs in the case's dtype."""
+    params.validate()
+    dtype = np.dtype(params.dtype)
+    t = np.linspace(0.0, params.maturity, params.steps + 1).astype(dtype)
+    z = draw_normals(params.paths, params.steps, params.seed).astype(dtype)
+    return GBMCase(params=params, t=t, normals=z)
+
+
+def with_dtype(case: GBMCase, dtype: str) -> GBMCase:
+    """The same normals and grid cast to another dtype."""
+    p = replace(case.params, dtype=dtype)
+    return GBMCase(params=p, t=case.t.astype(dtype), normals=case.normals.astype(dtype))
+
+
+def brownian(t: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """W on the grid, shape (M+1, N): W_0 = 0, increments sqrt(dt) * Z, cumulated."""
+    dw = np.sqrt(np.diff(t))[:, None] * z
+    return np.concatenate([np.zeros((1, z.shape[1]), dtype=z.dtype), dw]).cumsum(axis=0)
+
+
+def simulate(case: GBMCase) -> np.ndarray:
+    """Numpy reference simulator in the case's dtype: S_T, shape (N,)."""
+    p = case.params
+    spot, vol, drift = case.scalar(p.spot), case.scalar(p.vol), case.scalar(p.drift)
+    w = brownian(case.t, case.normals)
+    s = spot * np.exp((drift - vol * vol / 2) * case.t[:, None] + vol * w)
+    return s[-1]
+
+
+def _float64(case: GBMCase) -> tuple[GBMParams, np.ndarray]:
+    """Terminal Brownian value W_T in float64, from the case's own (possibly rounded) normals."""
+    t = case.t.astype(np.float64)
+    w_t = brownian(t, case.normals.astype(np.float64))[-1]
+    return case.params, w_t
+
+
+def terminal_closed_form(case: GBMCase) -> np.ndarray:
+    """S_T in float64 from the case's normals."""
+    p, w_t = _float64(case)
+    return _terminal(p, w_t)
+
+
+def _terminal(p: GBMParams, w_t: np.ndarray) -> np.ndarray:
+    return p.spot * np.exp((p.drift - 0.5 * p.vol**2) * p.maturity + p.vol * w_t)
+
+
+def jacobian_closed_form(case: GBMCase) -> np.ndarray:
+    """dS_T/d(spot, vol) in float64, shape (N, 2): (S_T / S0, S_T * (W_T - sigma T))."""
+    p, w_t = _float64(case)
+    return _jacobian(p, w_t)
+
+
+def _jacobian(p: GBMParams, w_t: np.ndarray) -> np.ndarray:
+    s_t = _terminal(p, w_t)
+    return np.stack([s_t / p.spot, s_t * (w_t - p.vol * p.maturity)], axis=1)
+
+
+def hessian_closed_form(case: GBMCase) -> np.ndarray:
+    """Per-path second derivatives in float64, shape (N, 3), with X = W_T - sigma T:
+    (d2/dS0^2 = 0, d2/dS0 dsigma = X S_T / S0, d2/dsigma^2 = S_T (X^2 - T))."""
+    p, w_t = _float64(case)
+    s_t = _terminal(p, w_t)
+    x = w_t - p.vol * p.maturity
+    return np.stack([np.zeros_like(s_t), x * s_t / p.spot, s_t * (x * x - p.maturity)], axis=1)
+
+
+def implied_brownian(p: GBMParams, terminal: np.ndarray) -> np.ndarray:
+    """The terminal driver X with S_T = S0 exp((mu - sigma^2/2) T + sigma X), recovered from S_T.
+
+    Used to check programs that draw their own random numbers (the question's), whose
+    normals we never see: their closed-form Jacobian follows from their own S_T.
+    """
+    s = np.asarray(terminal, dtype=np.float64)
+    return (np.log(s / p.spot) - (p.drift - 0.5 * p.vol**2) * p.maturity) / p.vol
+
+
+def jacobian_from_terminal(p: GBMParams, terminal: np.ndarray) -> np.ndarray:
+    """Closed-form Jacobian (N, 2) of a GBM-shaped program from its own terminal values."""
+    return _jacobian(p, implied_brownian(p, terminal))
+
+
+def relative_error(jacobian: np.ndarray, reference: np.ndarray) -> float:
+    """Largest error per column scaled by that column's largest magnitude, max over columns.
+
+    Element-wise relative error is meaningless where dS_T/dsigma crosses zero, so each column
+    is measured against its own scale.
+    """
+    j = np.asarray(jacobian, dtype=np.float64)
+    r = np.asarray(reference, dtype=np.float64)
+    if j.shape != r.shape:
+        raise ValueError(f"shape {j.shape} does not match reference {r.shape}")
+    scale = np.max(np.abs(r), axis=0)
+    scale[scale == 0] = 1.0
+    return float(np.max(np.max(np.abs(j - r), axis=0) / scale))

@@ -1,0 +1,1 @@
+"""Strategies: ways to differentiate a problem, one module per framework, one registry."""

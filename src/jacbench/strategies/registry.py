@@ -1,0 +1,184 @@
+"""The registry: every Jacobian strategy as one record of data.
+
+Tests, the command line, sweeps and the book all read this table, so adding a strategy is one
+record here and one builder function in its framework's module. Importing this module never
+imports torch, tensorflow or jax: a record names its builder as "module:function" and loads it
+only when built.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from jacbench.errors import UnsupportedConfiguration, UsageError
+
+FRAMEWORKS = ("torch", "tensorflow", "jax", "numpy")
+MODES = ("forward", "reverse", "none")
+BATCHINGS = ("loop", "vectorized", "chunked", "single-pass")
+
+
+class JacobianResult(NamedTuple):
+    """What every strategy returns: J (N, 2) and S_T (N,) as numpy arrays."""
+
+    jacobian: np.ndarray
+    terminal: np.ndarray
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One way to compute the Jacobian, described as data."""
+
+    framework: str
+    name: str
+    mode: str
+    batching: str
+    compiled: bool
+    execution: str  # eager, function, xla, jit, inductor, numpy: matches a simulation baseline
+    description: str
+    entry: str  # "module:function"; the function takes a case, returns a callable
+    dtypes: tuple[str, ...] = ("float32", "float64")
+    problems: tuple[str, ...] = ("gbm",)
+    faithful: bool = False  # the question's own program: draws its own random numbers
+
+    @property
+    def key(self) -> str:
+        return f"{self.framework}/{self.name}"
+
+    def record(self) -> dict:
+        """Plain JSON-ready fields."""
+        d = asdict(self)
+        d["dtypes"] = list(self.dtypes)
+        d["problems"] = list(self.problems)
+        return d
+
+    def check(self, dtype: str) -> None:
+        """Raise UnsupportedConfiguration when this strategy cannot run the dtype."""
+        if dtype not in self.dtypes:
+            raise UnsupportedConfiguration(
+                f"strategy {self.key} supports dtype {', '.join(self.dtypes)} only, not {dtype}"
+                + (" (it is the question's program as written)" if self.faithful else "")
+            )
+
+    def build(self, case) -> Callable[[], JacobianResult]:
+        """Prepare the strategy for a case; calling the result computes J from scratch."""
+        self.check(case.params.dtype)
+        return _load(self.entry)(case)
+
+
+def _load(entry: str) -> Callable:
+    module, _, func = entry.partition(":")
+    return getattr(importlib.import_module(module), func)
+
+
+def _s(framework, name, mode, batching, execution, description, **kw) -> Strategy:
+    module = f"jacbench.strategies.{framework}_gbm"
+    func = "build_" + name.replace("-", "_")
+    compiled = execution in ("function", "xla", "jit", "inductor")
+    return Strategy(
+        framework, name, mode, batching, compiled, execution, description, f"{module}:{func}", **kw
+    )
+
+
+F32 = ("float32",)
+
+STRATEGIES: tuple[Strategy, ...] = (
+    # --- PyTorch -------------------------------------------------------------------------
+    _s("torch", "question", "reverse", "loop", "eager",
+       "The question's program as written: normals drawn inside with torch.manual_seed, "
+       "torch.autograd.functional.jacobian with its defaults.", dtypes=F32, faithful=True),
+    _s("torch", "functional-loop", "reverse", "loop", "eager",
+       "torch.autograd.functional.jacobian with its defaults: one backward pass per output."),
+    _s("torch", "functional-vectorized", "reverse", "vectorized", "eager",
+       "torch.autograd.functional.jacobian(vectorize=True): all N backward passes in one vmap."),
+    _s("torch", "functional-forward", "forward", "vectorized", "eager",
+       'torch.autograd.functional.jacobian(strategy="forward-mode", vectorize=True).'),
+    _s("torch", "grad-loop", "reverse", "loop", "eager",
+       "One torch.autograd.grad call per output on a retained graph."),
+    _s("torch", "batched-backward", "reverse", "vectorized", "eager",
+       "torch.autograd.grad(is_grads_batched=True) with an N x N identity as cotangents."),
+    _s("torch", "jacrev", "reverse", "vectorized", "eager",
+       "torch.func.jacrev: vmap over N vector-Jacobian products."),
+    _s("torch", "jacrev-chunked", "reverse", "chunked", "eager",
+       "torch.func.jacrev with chunk_size: vmap over chunks of VJPs to bound memory."),
+    _s("torch", "jacfwd", "forward", "vectorized", "eager",
+       "torch.func.jacfwd: vmap over 2 Jacobian-vector products, one per input."),
+    _s("torch", "jvp", "forward", "loop", "eager",
+       "Two torch.func.jvp calls, one per input (spot, vol)."),
+    _s("torch", "pathwise", "reverse", "single-pass", "eager",
+       "Spot and vol broadcast to per-path tensors; one backward of sum(S_T). Exact because "
+       "path i depends only on its own copy."),
+    _s("torch", "compiled-jvp", "forward", "loop", "inductor",
+       "The two torch.func.jvp calls compiled with torch.compile (inductor, C++ on CPU)."),
+    # --- TensorFlow ----------------------------------------------------------------------
+    _s("tensorflow", "question", "reverse", "vectorized", "eager",
+       "The question's program as written: tf.random.normal inside, no cumulative sum of the "
+       "increments (a different process), GradientTape.jacobian defaults.",
+       dtypes=F32, faithful=True),
+    _s("tensorflow", "tape-jacobian-pfor", "reverse", "vectorized", "eager",
+       "GradientTape.jacobian with its defaults: pfor vectorizes all N backward passes."),
+    _s("tensorflow", "tape-jacobian-pfor-chunked", "reverse", "chunked", "eager",
+       "GradientTape.jacobian(parallel_iterations=chunk): pfor in chunks to bound memory."),
+    _s("tensorflow", "tape-jacobian-loop", "reverse", "loop", "eager",
+       "GradientTape.jacobian(experimental_use_pfor=False) on a persistent tape: a while loop "
+       "of N gradients."),
+    _s("tensorflow", "forward-accumulator", "forward", "loop", "eager",
+       "tf.autodiff.ForwardAccumulator, one forward pass per input."),
+    _s("tensorflow", "forward-accumulator-function", "forward", "loop", "function",
+       "ForwardAccumulator inside tf.function (graph mode)."),
+    _s("tensorflow", "forward-accumulator-xla", "forward", "loop", "xla",
+       "ForwardAccumulator inside tf.function(jit_compile=True) (XLA)."),
+    _s("tensorflow", "pathwise", "reverse", "single-pass", "eager",
+       "Per-path spot and vol; one tape.gradient of sum(S_T)."),
+    _s("tensorflow", "pathwise-function", "reverse", "single-pass", "function",
+       "Pathwise gradient inside tf.function (graph mode)."),
+    _s("tensorflow", "pathwise-xla", "reverse", "single-pass", "xla",
+       "Pathwise gradient inside tf.function(jit_compile=True) (XLA)."),
+    # --- JAX -----------------------------------------------------------------------------
+    _s("jax", "jacrev", "reverse", "vectorized", "jit",
+       "jax.jacrev under jit: vmap over N VJPs."),
+    _s("jax", "jacrev-chunked", "reverse", "chunked", "jit",
+       "jax.lax.map(batch_size=chunk) over the VJP under jit: chunks of N VJPs."),
+    _s("jax", "jacfwd", "forward", "vectorized", "jit",
+       "jax.jacfwd under jit: vmap over 2 JVPs."),
+    _s("jax", "jvp", "forward", "loop", "jit",
+       "Two jax.jvp calls in one jit."),
+    _s("jax", "vjp-loop", "reverse", "loop", "jit",
+       "jax.lax.map over the N rows, one VJP each, under jit: a compiled loop."),
+    _s("jax", "pathwise", "reverse", "single-pass", "jit",
+       "Per-path spot and vol; one jax.grad of sum(S_T) under jit."),
+    # --- numpy ---------------------------------------------------------------------------
+    _s("numpy", "analytic", "none", "single-pass", "numpy",
+       "The closed form: (S_T / S0, S_T (W_T - sigma T))."),
+    _s("numpy", "finite-difference", "none", "single-pass", "numpy",
+       "Central bump-and-revalue of spot and vol with the same normals: 4 extra simulations."),
+)  # fmt: skip
+
+
+def by_framework(framework: str) -> list[Strategy]:
+    return [s for s in STRATEGIES if s.framework == framework]
+
+
+def get(framework: str, name: str) -> Strategy:
+    """Look up one strategy; UsageError lists the valid choices."""
+    if framework not in FRAMEWORKS:
+        raise UsageError(f"unknown framework {framework!r}; choose one of: {', '.join(FRAMEWORKS)}")
+    for s in by_framework(framework):
+        if s.name == name:
+            return s
+    valid = ", ".join(s.name for s in by_framework(framework))
+    raise UsageError(f"unknown strategy {name!r} for {framework}; choose one of: {valid}")
+
+
+def simulation(framework: str, execution: str) -> Callable:
+    """Builder of the simulation alone (no derivative), in a framework and execution mode.
+
+    Baseline for the Jacobian-to-simulation cost ratio: it returns a callable giving S_T.
+    """
+    builder = _load(f"jacbench.strategies.{framework}_gbm:build_simulation")
+    return functools.partial(builder, execution=execution)

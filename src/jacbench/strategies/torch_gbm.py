@@ -1,0 +1,210 @@
+"""PyTorch strategies for the GBM Jacobian."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import torch
+from torch.autograd.functional import jacobian
+
+from jacbench.problems.gbm import GBMCase
+from jacbench.strategies.registry import JacobianResult
+
+
+def simulate(spot, vol, z, t, drift):
+    """S_T from normals z (M, N) on grid t (M+1,). spot and vol are scalars or per-path (N,)."""
+    dt = torch.diff(t)
+    w = torch.cat([torch.zeros_like(z[:1]), torch.sqrt(dt)[:, None] * z]).cumsum(dim=0)
+    s = spot * torch.exp((drift - 0.5 * vol**2) * t[:, None] + vol * w)
+    return s[-1]
+
+
+class _Inputs:
+    """The case's arrays as tensors; spot and vol as 0-d leaves."""
+
+    def __init__(self, case: GBMCase):
+        p = case.params
+        self.dtype = getattr(torch, p.dtype)
+        self.z = torch.from_numpy(case.normals)
+        self.t = torch.from_numpy(case.t)
+        self.drift = torch.tensor(p.drift, dtype=self.dtype)
+        self.spot = torch.tensor(p.spot, dtype=self.dtype)
+        self.vol = torch.tensor(p.vol, dtype=self.dtype)
+        self.n = p.paths
+        self.chunk_size = p.chunk_size
+
+    def f(self, spot, vol):
+        return simulate(spot, vol, self.z, self.t, self.drift)
+
+    def leaves(self):
+        return self.spot.clone().requires_grad_(), self.vol.clone().requires_grad_()
+
+
+def _result(d_spot, d_vol, terminal) -> JacobianResult:
+    j = torch.stack([d_spot.reshape(-1), d_vol.reshape(-1)], dim=1)
+    return JacobianResult(j.detach().numpy(), terminal.detach().numpy())
+
+
+def build_simulation(case: GBMCase, execution: str = "eager") -> Callable[[], np.ndarray]:
+    x = _Inputs(case)
+    f = x.f
+    if execution == "inductor":
+        f = torch.compile(f, dynamic=False)
+
+    def run():
+        with torch.no_grad():
+            return f(x.spot, x.vol).numpy()
+
+    return run
+
+
+def build_question(case: GBMCase) -> Callable[[], JacobianResult]:
+    """The question's PyTorch program, kept as written (float32, its own normals)."""
+    p = case.params
+    n, m, seed = p.paths, p.steps, p.seed
+
+    def sim_gbm(n, t, spot, drift, vol, seed=None):
+        m = int(t.shape[0])
+        dt = torch.diff(t)
+        z = torch.normal(mean=0.0, std=1.0, size=(m - 1, n), generator=torch.manual_seed(seed))
+        w = torch.concatenate([torch.zeros(size=(1, n)), torch.sqrt(dt)[:, None] * z]).cumsum(
+            axis=0
+        )
+        s = spot * torch.exp(((drift - 0.5 * vol**2) * t)[:, None] + vol * w)
+        return s[-1,]
+
+    def run() -> JacobianResult:
+        spot = torch.tensor(p.spot, requires_grad=True)
+        drift = torch.tensor(p.drift)
+        vol = torch.tensor(p.vol, requires_grad=True)
+        t = torch.linspace(0.0, p.maturity, m + 1)
+
+        def gbm_wrapper(spot, vol):
+            return sim_gbm(n, t, spot, drift, vol, seed)
+
+        j = jacobian(func=gbm_wrapper, inputs=(spot, vol))
+        with torch.no_grad():
+            terminal = gbm_wrapper(spot, vol)
+        return _result(j[0], j[1], terminal)
+
+    return run
+
+
+def _functional(case: GBMCase, **kw) -> Callable[[], JacobianResult]:
+    x = _Inputs(case)
+
+    def run() -> JacobianResult:
+        d_spot, d_vol = jacobian(x.f, (x.spot, x.vol), **kw)
+        with torch.no_grad():
+            terminal = x.f(x.spot, x.vol)
+        return _result(d_spot, d_vol, terminal)
+
+    return run
+
+
+def build_functional_loop(case: GBMCase):
+    return _functional(case)
+
+
+def build_functional_vectorized(case: GBMCase):
+    return _functional(case, vectorize=True)
+
+
+def build_functional_forward(case: GBMCase):
+    return _functional(case, vectorize=True, strategy="forward-mode")
+
+
+def build_grad_loop(case: GBMCase) -> Callable[[], JacobianResult]:
+    x = _Inputs(case)
+
+    def run() -> JacobianResult:
+        spot, vol = x.leaves()
+        s = x.f(spot, vol)
+        rows = [torch.autograd.grad(s[i], (spot, vol), retain_graph=True) for i in range(x.n)]
+        d_spot = torch.stack([r[0] for r in rows])
+        d_vol = torch.stack([r[1] for r in rows])
+        return _result(d_spot, d_vol, s)
+
+    return run
+
+
+def build_batched_backward(case: GBMCase) -> Callable[[], JacobianResult]:
+    x = _Inputs(case)
+
+    def run() -> JacobianResult:
+        spot, vol = x.leaves()
+        s = x.f(spot, vol)
+        eye = torch.eye(x.n, dtype=x.dtype)
+        d_spot, d_vol = torch.autograd.grad(s, (spot, vol), grad_outputs=eye, is_grads_batched=True)
+        return _result(d_spot, d_vol, s)
+
+    return run
+
+
+def _func_transform(case: GBMCase, transform, **kw) -> Callable[[], JacobianResult]:
+    x = _Inputs(case)
+    jac = transform(x.f, argnums=(0, 1), **kw)
+
+    def run() -> JacobianResult:
+        d_spot, d_vol = jac(x.spot, x.vol)
+        with torch.no_grad():
+            terminal = x.f(x.spot, x.vol)
+        return _result(d_spot, d_vol, terminal)
+
+    return run
+
+
+def build_jacrev(case: GBMCase):
+    return _func_transform(case, torch.func.jacrev)
+
+
+def build_jacrev_chunked(case: GBMCase):
+    return _func_transform(case, torch.func.jacrev, chunk_size=case.params.chunk_size)
+
+
+def build_jacfwd(case: GBMCase):
+    return _func_transform(case, torch.func.jacfwd)
+
+
+def _two_jvps(f, spot, vol):
+    one, zero = torch.ones_like(spot), torch.zeros_like(spot)
+    terminal, d_spot = torch.func.jvp(f, (spot, vol), (one, zero))
+    _, d_vol = torch.func.jvp(f, (spot, vol), (zero, one))
+    return terminal, d_spot, d_vol
+
+
+def build_jvp(case: GBMCase) -> Callable[[], JacobianResult]:
+    x = _Inputs(case)
+
+    def run() -> JacobianResult:
+        terminal, d_spot, d_vol = _two_jvps(x.f, x.spot, x.vol)
+        return _result(d_spot, d_vol, terminal)
+
+    return run
+
+
+def build_pathwise(case: GBMCase) -> Callable[[], JacobianResult]:
+    x = _Inputs(case)
+
+    def run() -> JacobianResult:
+        # One copy of each parameter per path: path i depends only on copy i, so the gradient
+        # of sum(S_T) with respect to copy i is exactly row i of the Jacobian.
+        spot = x.spot.expand(x.n).clone().requires_grad_()
+        vol = x.vol.expand(x.n).clone().requires_grad_()
+        s = x.f(spot, vol)
+        d_spot, d_vol = torch.autograd.grad(s.sum(), (spot, vol))
+        return _result(d_spot, d_vol, s)
+
+    return run
+
+
+def build_compiled_jvp(case: GBMCase) -> Callable[[], JacobianResult]:
+    x = _Inputs(case)
+    compiled = torch.compile(lambda spot, vol: _two_jvps(x.f, spot, vol), dynamic=False)
+
+    def run() -> JacobianResult:
+        terminal, d_spot, d_vol = compiled(x.spot, x.vol)
+        return _result(d_spot, d_vol, terminal)
+
+    return run

@@ -1,0 +1,20 @@
+import os
+
+import pytest
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from jacbench.problems import gbm  # noqa: E402
+
+# The acceptance sizes of the registry tests: N=1,000 paths, M=52 steps.
+PATHS, STEPS = 1000, 52
+TOLERANCE = {"float32": 1e-4, "float64": 1e-10}
+
+
+@pytest.fixture(scope="session")
+def cases() -> dict[str, gbm.GBMCase]:
+    """One case per dtype; float32 holds the float64 normals rounded to float32."""
+    return {
+        dtype: gbm.make_case(gbm.GBMParams(paths=PATHS, steps=STEPS, dtype=dtype))
+        for dtype in gbm.DTYPES
+    }
