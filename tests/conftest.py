@@ -18,3 +18,14 @@ def cases() -> dict[str, gbm.GBMCase]:
         dtype: gbm.make_case(gbm.GBMParams(paths=PATHS, steps=STEPS, dtype=dtype))
         for dtype in gbm.DTYPES
     }
+
+
+@pytest.fixture(scope="session")
+def quick_results(tmp_path_factory):
+    """The quick profile swept once per test session (under 3 minutes on 2 cores)."""
+    from jacbench.measure import sweep
+
+    out = tmp_path_factory.mktemp("results") / "quick.csv"
+    cases = sweep.expand(sweep.load_profile("quick"))
+    sweep.run_sweep(cases, out, quiet=True)
+    return out, cases

@@ -74,7 +74,46 @@ def build_parser() -> argparse.ArgumentParser:
     _add_gbm_arguments(p)
     p.add_argument("--output", help="write jacobian (N, 2) and terminal (N,) to this .npz")
     p.set_defaults(func=cmd_jacobian)
+
+    p = sub.add_parser("measure", help="measure one case in an isolated, memory-capped worker")
+    p.add_argument("--framework")
+    p.add_argument("--strategy")
+    p.add_argument("--callable", help="measure module:function (called with no arguments)")
+    _add_gbm_arguments(p)
+    _add_limits(p)
+    p.add_argument("--allocator", default="glibc", help="glibc, glibc-mmap or jemalloc")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--json", action="store_true", help="print the record as JSON (the default)")
+    p.set_defaults(func=cmd_measure)
+
+    p = sub.add_parser("sweep", help="measure a profile's cases into a results CSV (resumable)")
+    p.add_argument("--profile", default="quick", help="quick, standard, full, or a .yaml path")
+    p.add_argument("--frameworks", help="comma-separated subset")
+    p.add_argument("--strategies", help="comma-separated subset of strategy names")
+    p.add_argument("--paths", help="comma-separated N values, e.g. 1e2,1e3,1e4")
+    _add_limits(p)
+    p.add_argument("--allocators", help="comma-separated: glibc, glibc-mmap, jemalloc")
+    p.add_argument("--threads", type=int)
+    p.add_argument("--out", help="results CSV (default: results/PROFILE.csv)")
+    p.add_argument("--fresh", action="store_true", help="discard earlier rows and measure again")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("book", help="sweep a profile, execute the notebooks, build the HTML book")
+    p.add_argument("--profile", default="standard", help="quick, standard or full")
+    p.add_argument("--results", help="results CSV (default: results/PROFILE.csv)")
+    p.add_argument("--out", help="build folder (default: _build)")
+    p.add_argument(
+        "--no-measure", action="store_true", help="use the results as they are; sweep nothing"
+    )
+    p.set_defaults(func=cmd_book)
     return parser
+
+
+def _add_limits(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--mem-cap", help="kill a case above this RSS (default: min(8GiB, RAM/2))")
+    p.add_argument("--timeout", type=float, help="kill a case after this many seconds")
 
 
 def cmd_strategies(args: argparse.Namespace) -> int:
@@ -132,3 +171,128 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:
         print(f"jacbench: error: {e}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _case_from_args(args: argparse.Namespace):
+    from jacbench.measure import harness
+    from jacbench.measure.sweep import Case
+    from jacbench.strategies import registry
+
+    if args.callable:
+        if ":" not in args.callable:
+            raise UsageError(f"--callable must be module:function, got {args.callable!r}")
+        framework, strategy = "callable", f"callable:{args.callable}"
+    else:
+        if not args.framework or not args.strategy:
+            raise UsageError("give --framework and --strategy, or --callable module:function")
+        s = registry.get(args.framework, args.strategy)
+        framework, strategy = s.framework, s.name
+    params = gbm_params(args)
+    if not args.callable:
+        registry.get(framework, strategy).check(params.dtype)
+    if args.threads < 1:
+        raise UsageError(f"--threads must be at least 1, got {args.threads}")
+    harness.allocator_environment(args.allocator)  # UsageError if unknown or missing
+    return Case(
+        framework=framework,
+        strategy=strategy,
+        paths=params.paths,
+        steps=params.steps,
+        dtype=params.dtype,
+        chunk_size=params.chunk_size,
+        threads=args.threads,
+        allocator=args.allocator,
+        mem_cap=harness.parse_bytes(args.mem_cap) if args.mem_cap else harness.default_mem_cap(),
+        timeout=args.timeout if args.timeout else 300.0,
+        repeats=args.repeats,
+    )
+
+
+def cmd_measure(args: argparse.Namespace) -> int:
+    from jacbench.measure.sweep import measure_case
+
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError(f"--timeout must be positive, got {args.timeout}")
+    row = measure_case(_case_from_args(args))
+    print(json.dumps(row, default=str))
+    return 0
+
+
+def _split(text: str | None) -> list[str] | None:
+    return [x.strip() for x in text.split(",") if x.strip()] if text else None
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from jacbench.measure import harness, sweep
+
+    profile = sweep.load_profile(args.profile)
+    paths = _split(args.paths)
+    try:
+        paths_n = [int(float(n)) for n in paths] if paths else None
+    except ValueError:
+        raise UsageError(f"--paths must be numbers like 1e3,1e4, got {args.paths!r}") from None
+    if paths_n and min(paths_n) < 1:
+        raise UsageError("--paths values must be at least 1")
+    for name in _split(args.frameworks) or []:
+        if name not in ("torch", "tensorflow", "jax", "numpy"):
+            raise UsageError(
+                f"unknown framework {name!r}; choose one of: torch, tensorflow, jax, numpy"
+            )
+    from jacbench.strategies.registry import STRATEGIES
+
+    known = {s.name for s in STRATEGIES}
+    for name in _split(args.strategies) or []:
+        if name not in known and not name.startswith(("simulation:", "callable:")):
+            raise UsageError(f"unknown strategy {name!r}; see 'jacbench strategies'")
+    for a in _split(args.allocators) or []:
+        harness.allocator_environment(a)
+    if args.mem_cap:
+        harness.parse_bytes(args.mem_cap)
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError(f"--timeout must be positive, got {args.timeout}")
+    cases = sweep.expand(
+        profile,
+        {
+            "frameworks": _split(args.frameworks),
+            "strategies": _split(args.strategies),
+            "paths": paths_n,
+            "allocators": _split(args.allocators),
+            "mem_cap": args.mem_cap,
+            "timeout": args.timeout,
+            "threads": args.threads,
+        },
+    )
+    if not cases:
+        raise UsageError("the profile and filters select no case")
+    name = profile.get("name", Path(args.profile).stem)
+    out = Path(args.out) if args.out else Path("results") / f"{name}.csv"
+    sweep.run_sweep(cases, out, quiet=args.quiet, fresh=args.fresh)
+    rows = sweep.read_rows(out)
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+    print(f"{out}: {len(rows)} rows ({summary}); metadata in {out.with_suffix('.meta.json')}")
+    return 0
+
+
+def cmd_book(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from jacbench.report import book
+
+    try:
+        index = book.build(
+            profile=args.profile,
+            root=Path("."),
+            results=Path(args.results) if args.results else None,
+            out=Path(args.out) if args.out else None,
+            measure=not args.no_measure,
+        )
+    except book.BookError as e:
+        print(f"jacbench: book build stopped: {e}", file=sys.stderr)
+        return 1
+    print(index)
+    return 0

@@ -22,6 +22,14 @@ from typing import Any
 
 from jacbench.measure.memory import PhaseMemory, measure_phase
 
+# The acceptance tolerances of the test suite: a larger error makes the row an error, not a time.
+TOLERANCE = {"float32": 1e-4, "float64": 1e-10}
+
+
+class WrongAnswer(Exception):
+    """The Jacobian a strategy returned does not match the closed form."""
+
+
 FRAMEWORK_MODULES = {"torch": "torch", "tensorflow": "tensorflow", "jax": "jax", "numpy": "numpy"}
 
 
@@ -117,7 +125,13 @@ def run(spec: dict) -> dict[str, Any]:
         rec.update(cold_s=time.perf_counter() - t0, **_memory_fields("cold", mem))
         resets.append(mem.reset)
         if check is not None:
-            rec["max_rel_error"] = check(result)
+            rec["max_rel_error"] = error = check(result)
+            tol = TOLERANCE[spec.get("params", {}).get("dtype", "float32")]
+            if not error <= tol:
+                del rec["cold_s"]
+                raise WrongAnswer(
+                    f"max relative error {error:.2e} against the closed form exceeds {tol:.0e}"
+                )
         del result
 
         times: list[float] = []

@@ -166,3 +166,12 @@ def relative_error(jacobian: np.ndarray, reference: np.ndarray) -> float:
     scale = np.max(np.abs(r), axis=0)
     scale[scale == 0] = 1.0
     return float(np.max(np.max(np.abs(j - r), axis=0) / scale))
+
+
+def terminal_without_cumsum(case: GBMCase) -> np.ndarray:
+    """S_T of the question's TensorFlow program, in float64 numpy: W is never cumulated, so
+    S_T depends on the last increment sqrt(dt) Z_M alone (a different process, for the book)."""
+    p = case.params
+    t = case.t.astype(np.float64)
+    last = np.sqrt(t[-1] - t[-2]) * case.normals[-1].astype(np.float64)
+    return p.spot * np.exp((p.drift - 0.5 * p.vol**2) * p.maturity + p.vol * last)

@@ -17,6 +17,8 @@ from typing import NamedTuple
 import numpy as np
 
 from jacbench.errors import UnsupportedConfiguration, UsageError
+from jacbench.measure.model import MemoryModel
+from jacbench.measure.model import MemoryModel as M
 
 FRAMEWORKS = ("torch", "tensorflow", "jax", "numpy")
 MODES = ("forward", "reverse", "none")
@@ -45,6 +47,7 @@ class Strategy:
     dtypes: tuple[str, ...] = ("float32", "float64")
     problems: tuple[str, ...] = ("gbm",)
     faithful: bool = False  # the question's own program: draws its own random numbers
+    memory: MemoryModel = MemoryModel()  # predicted working memory (jacbench.measure.model)
 
     @property
     def key(self) -> str:
@@ -55,6 +58,7 @@ class Strategy:
         d = asdict(self)
         d["dtypes"] = list(self.dtypes)
         d["problems"] = list(self.problems)
+        d["memory"] = asdict(self.memory)
         return d
 
     def check(self, dtype: str) -> None:
@@ -89,74 +93,111 @@ F32 = ("float32",)
 
 STRATEGIES: tuple[Strategy, ...] = (
     # --- PyTorch -------------------------------------------------------------------------
+    # The loops hold one tape at a time: that is their model, measured with glibc-mmap. Under
+    # glibc's default allocator freed per-row buffers stay resident by an amount that jumps
+    # with N (1.6 GiB at N=2,000, 30 MiB at 2,500, 0.9 GiB at 3,000): outside any model, it
+    # is measured as the allocator factor, and the memory cap catches it.
     _s("torch", "question", "reverse", "loop", "eager",
        "The question's program as written: normals drawn inside with torch.manual_seed, "
-       "torch.autograd.functional.jacobian with its defaults.", dtypes=F32, faithful=True),
+       "torch.autograd.functional.jacobian with its defaults.", dtypes=F32, faithful=True,
+       memory=M(arrays=11, fixed_mib=8)),
     _s("torch", "functional-loop", "reverse", "loop", "eager",
-       "torch.autograd.functional.jacobian with its defaults: one backward pass per output."),
+       "torch.autograd.functional.jacobian with its defaults: one backward pass per output.",
+       memory=M(arrays=11, fixed_mib=8)),
     _s("torch", "functional-vectorized", "reverse", "vectorized", "eager",
-       "torch.autograd.functional.jacobian(vectorize=True): all N backward passes in one vmap."),
+       "torch.autograd.functional.jacobian(vectorize=True): all N backward passes in one vmap.",
+       memory=M(batch=3.0, fixed_mib=100)),
     _s("torch", "functional-forward", "forward", "vectorized", "eager",
-       'torch.autograd.functional.jacobian(strategy="forward-mode", vectorize=True).'),
+       'torch.autograd.functional.jacobian(strategy="forward-mode", vectorize=True).',
+       memory=M(arrays=11, fixed_mib=100)),
     _s("torch", "grad-loop", "reverse", "loop", "eager",
-       "One torch.autograd.grad call per output on a retained graph."),
+       "One torch.autograd.grad call per output on a retained graph.",
+       memory=M(arrays=11, fixed_mib=8)),
     _s("torch", "batched-backward", "reverse", "vectorized", "eager",
-       "torch.autograd.grad(is_grads_batched=True) with an N x N identity as cotangents."),
+       "torch.autograd.grad(is_grads_batched=True) with an N x N identity as cotangents.",
+       memory=M(batch=3.0, fixed_mib=100)),
     _s("torch", "jacrev", "reverse", "vectorized", "eager",
-       "torch.func.jacrev: vmap over N vector-Jacobian products."),
+       "torch.func.jacrev: vmap over N vector-Jacobian products.",
+       memory=M(batch=3.0, fixed_mib=150)),
     _s("torch", "jacrev-chunked", "reverse", "chunked", "eager",
-       "torch.func.jacrev with chunk_size: vmap over chunks of VJPs to bound memory."),
+       "torch.func.jacrev with chunk_size: vmap over chunks of VJPs to bound memory.",
+       memory=M(chunk=3.2, fixed_mib=80)),
     _s("torch", "jacfwd", "forward", "vectorized", "eager",
-       "torch.func.jacfwd: vmap over 2 Jacobian-vector products, one per input."),
+       "torch.func.jacfwd: vmap over 2 Jacobian-vector products, one per input.",
+       memory=M(arrays=11, fixed_mib=100)),
     _s("torch", "jvp", "forward", "loop", "eager",
-       "Two torch.func.jvp calls, one per input (spot, vol)."),
+       "Two torch.func.jvp calls, one per input (spot, vol).",
+       memory=M(arrays=9.5, fixed_mib=100)),
     _s("torch", "pathwise", "reverse", "single-pass", "eager",
        "Spot and vol broadcast to per-path tensors; one backward of sum(S_T). Exact because "
-       "path i depends only on its own copy."),
+       "path i depends only on its own copy.",
+       memory=M(arrays=6.4, fixed_mib=30)),
     _s("torch", "compiled-jvp", "forward", "loop", "inductor",
-       "The two torch.func.jvp calls compiled with torch.compile (inductor, C++ on CPU)."),
+       "The two torch.func.jvp calls compiled with torch.compile (inductor, C++ on CPU).",
+       memory=M(arrays=3, fixed_mib=180)),
+    _s("torch", "compiled-pathwise", "reverse", "single-pass", "inductor",
+       "The pathwise gradient (torch.func.grad of sum(S_T)) compiled with torch.compile.",
+       memory=M(arrays=3, fixed_mib=180)),
     # --- TensorFlow ----------------------------------------------------------------------
     _s("tensorflow", "question", "reverse", "vectorized", "eager",
        "The question's program as written: tf.random.normal inside, no cumulative sum of the "
        "increments (a different process), GradientTape.jacobian defaults.",
-       dtypes=F32, faithful=True),
+       dtypes=F32, faithful=True,
+       memory=M(batch=3.2, fixed_mib=70)),
     _s("tensorflow", "tape-jacobian-pfor", "reverse", "vectorized", "eager",
-       "GradientTape.jacobian with its defaults: pfor vectorizes all N backward passes."),
+       "GradientTape.jacobian with its defaults: pfor vectorizes all N backward passes.",
+       memory=M(batch=3.2, fixed_mib=70)),
     _s("tensorflow", "tape-jacobian-pfor-chunked", "reverse", "chunked", "eager",
-       "GradientTape.jacobian(parallel_iterations=chunk): pfor in chunks to bound memory."),
+       "GradientTape.jacobian(parallel_iterations=chunk): pfor in chunks to bound memory.",
+       memory=M(chunk=3.4, fixed_mib=60)),
     _s("tensorflow", "tape-jacobian-loop", "reverse", "loop", "eager",
        "GradientTape.jacobian(experimental_use_pfor=False) on a persistent tape: a while loop "
-       "of N gradients."),
+       "of N gradients.",
+       memory=M(arrays=50, fixed_mib=2)),
     _s("tensorflow", "forward-accumulator", "forward", "loop", "eager",
-       "tf.autodiff.ForwardAccumulator, one forward pass per input."),
+       "tf.autodiff.ForwardAccumulator, one forward pass per input.",
+       memory=M(arrays=8.4, fixed_mib=10)),
     _s("tensorflow", "forward-accumulator-function", "forward", "loop", "function",
-       "ForwardAccumulator inside tf.function (graph mode)."),
+       "ForwardAccumulator inside tf.function (graph mode).",
+       memory=M(arrays=12.7, fixed_mib=25)),
     _s("tensorflow", "forward-accumulator-xla", "forward", "loop", "xla",
-       "ForwardAccumulator inside tf.function(jit_compile=True) (XLA)."),
+       "ForwardAccumulator inside tf.function(jit_compile=True) (XLA).",
+       memory=M(arrays=9.5, fixed_mib=100)),
     _s("tensorflow", "pathwise", "reverse", "single-pass", "eager",
-       "Per-path spot and vol; one tape.gradient of sum(S_T)."),
+       "Per-path spot and vol; one tape.gradient of sum(S_T).",
+       memory=M(arrays=8.5, fixed_mib=10)),
     _s("tensorflow", "pathwise-function", "reverse", "single-pass", "function",
-       "Pathwise gradient inside tf.function (graph mode)."),
+       "Pathwise gradient inside tf.function (graph mode).",
+       memory=M(arrays=5.5, fixed_mib=25)),
     _s("tensorflow", "pathwise-xla", "reverse", "single-pass", "xla",
-       "Pathwise gradient inside tf.function(jit_compile=True) (XLA)."),
+       "Pathwise gradient inside tf.function(jit_compile=True) (XLA).",
+       memory=M(arrays=4, fixed_mib=95)),
     # --- JAX -----------------------------------------------------------------------------
     _s("jax", "jacrev", "reverse", "vectorized", "jit",
-       "jax.jacrev under jit: vmap over N VJPs."),
+       "jax.jacrev under jit: vmap over N VJPs.",
+       memory=M(batch=3.3, fixed_mib=100)),
     _s("jax", "jacrev-chunked", "reverse", "chunked", "jit",
-       "jax.lax.map(batch_size=chunk) over the VJP under jit: chunks of N VJPs."),
+       "jax.lax.map(batch_size=chunk) over the VJP under jit: chunks of N VJPs.",
+       memory=M(chunk=3.0, fixed_mib=100)),
     _s("jax", "jacfwd", "forward", "vectorized", "jit",
-       "jax.jacfwd under jit: vmap over 2 JVPs."),
+       "jax.jacfwd under jit: vmap over 2 JVPs.",
+       memory=M(arrays=3.5, fixed_mib=40)),
     _s("jax", "jvp", "forward", "loop", "jit",
-       "Two jax.jvp calls in one jit."),
+       "Two jax.jvp calls in one jit.",
+       memory=M(arrays=3.5, fixed_mib=40)),
     _s("jax", "vjp-loop", "reverse", "loop", "jit",
-       "jax.lax.map over the N rows, one VJP each, under jit: a compiled loop."),
+       "jax.lax.map over the N rows, one VJP each, under jit: a compiled loop.",
+       memory=M(arrays=3, fixed_mib=60)),
     _s("jax", "pathwise", "reverse", "single-pass", "jit",
-       "Per-path spot and vol; one jax.grad of sum(S_T) under jit."),
+       "Per-path spot and vol; one jax.grad of sum(S_T) under jit.",
+       memory=M(arrays=6.5, fixed_mib=40)),
     # --- numpy ---------------------------------------------------------------------------
     _s("numpy", "analytic", "none", "single-pass", "numpy",
-       "The closed form: (S_T / S0, S_T (W_T - sigma T))."),
+       "The closed form: (S_T / S0, S_T (W_T - sigma T)).",
+       memory=M(arrays=3)),
     _s("numpy", "finite-difference", "none", "single-pass", "numpy",
-       "Central bump-and-revalue of spot and vol with the same normals: 4 extra simulations."),
+       "Central bump-and-revalue of spot and vol with the same normals: 4 extra simulations.",
+       memory=M(arrays=5.1, fixed_mib=4)),
 )  # fmt: skip
 
 

@@ -1,0 +1,211 @@
+"""Run one case in a fresh worker process under a memory cap and a time cap.
+
+The parent never imports torch, tensorflow or jax. It launches ``python -m
+jacbench.measure.worker`` with the case's thread counts and allocator in the environment,
+watches the worker's resident memory with psutil, and kills it above the cap or past the
+timeout. Every outcome is a record: ok, memory-cap, timeout, error, skipped-predicted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from jacbench.errors import UsageError
+from jacbench.measure.worker import thread_environment
+
+STATUSES = ("ok", "memory-cap", "timeout", "error", "skipped-predicted")
+ALLOCATORS = ("glibc", "glibc-mmap", "jemalloc")
+JEMALLOC_PATHS = (
+    "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
+    "/usr/lib/aarch64-linux-gnu/libjemalloc.so.2",
+)
+# glibc-mmap: every allocation above 64 KiB is its own mapping, returned to the kernel on free.
+MMAP_THRESHOLD = "65536"
+POLL_S = 0.02
+GIB = 2**30
+
+
+def default_mem_cap() -> int:
+    """The smaller of 8 GiB and half the machine's RAM."""
+    return min(8 * GIB, psutil.virtual_memory().total // 2)
+
+
+def parse_bytes(text: str | int) -> int:
+    """'8GiB', '512MiB', '1.5G', '1e9' or an int -> bytes; UsageError otherwise."""
+    if isinstance(text, int):
+        return text
+    s = str(text).strip()
+    units = {"kib": 2**10, "mib": 2**20, "gib": 2**30, "k": 10**3, "m": 10**6, "g": 10**9}
+    units.update({"kb": 10**3, "mb": 10**6, "gb": 10**9, "b": 1})
+    low = s.lower()
+    for suffix in sorted(units, key=len, reverse=True):
+        if low.endswith(suffix):
+            number, scale = low[: -len(suffix)], units[suffix]
+            break
+    else:
+        number, scale = low, 1
+    try:
+        value = float(number) * scale
+    except ValueError:
+        raise UsageError(f"cannot read {text!r} as a size (try 8GiB, 512MiB)") from None
+    if value <= 0:
+        raise UsageError(f"size must be positive, got {text!r}")
+    return int(value)
+
+
+def jemalloc_path() -> str | None:
+    return next((p for p in JEMALLOC_PATHS if os.path.exists(p)), None)
+
+
+def allocator_environment(allocator: str) -> dict[str, str]:
+    """Variables that select the worker's allocator; UsageError if it is unknown or missing."""
+    if allocator == "glibc":
+        return {}
+    if allocator == "glibc-mmap":
+        return {"MALLOC_MMAP_THRESHOLD_": MMAP_THRESHOLD}
+    if allocator == "jemalloc":
+        path = jemalloc_path()
+        if path is None:
+            raise UsageError("allocator jemalloc needs Debian's libjemalloc2 (apt-get install)")
+        return {"LD_PRELOAD": path}
+    raise UsageError(f"unknown allocator {allocator!r}; choose one of: {', '.join(ALLOCATORS)}")
+
+
+@dataclass
+class Limits:
+    mem_cap: int = field(default_factory=default_mem_cap)
+    timeout: float = 300.0
+
+
+def _tree_rss(proc: psutil.Process) -> int:
+    total = 0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            total += p.memory_info().rss
+        except psutil.Error:
+            pass
+    return total
+
+
+def _kill_group(popen: subprocess.Popen) -> None:
+    try:
+        os.killpg(popen.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def run_worker(spec: dict, limits: Limits, allocator: str = "glibc") -> dict[str, Any]:
+    """Launch the worker for spec, watch it, and return its record with a status."""
+    env = dict(os.environ)
+    env.update(thread_environment(int(spec.get("threads", 1))))
+    env.update(allocator_environment(allocator))
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        popen = subprocess.Popen(
+            [sys.executable, "-m", "jacbench.measure.worker", json.dumps(spec)],
+            stdout=out,
+            stderr=err,
+            env=env,
+            start_new_session=True,  # its own process group, killed whole
+        )
+        proc = psutil.Process(popen.pid)
+        start = time.monotonic()
+        peak_seen, status, message = 0, None, ""
+        while popen.poll() is None:
+            rss = _tree_rss(proc)
+            peak_seen = max(peak_seen, rss)
+            if rss > limits.mem_cap:
+                _kill_group(popen)
+                status = "memory-cap"
+                message = (
+                    f"killed at {rss / GIB:.2f} GiB RSS, "
+                    f"above the cap of {limits.mem_cap / GIB:.2f} GiB"
+                )
+            elif time.monotonic() - start > limits.timeout:
+                _kill_group(popen)
+                status = "timeout"
+                message = f"killed after {limits.timeout:.0f} s"
+            if status:
+                popen.wait()
+                break
+            time.sleep(POLL_S)
+        elapsed = time.monotonic() - start
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    rec: dict[str, Any] = {}
+    lines = [ln for ln in stdout.splitlines() if ln.startswith("{")]
+    if lines:
+        rec = json.loads(lines[-1])
+    if status is None:
+        if not lines:
+            status = "error"
+            message = _death_message(popen.returncode, stderr)
+        else:
+            status = rec.get("status", "error")
+            message = rec.get("message", "")
+    rec.update(status=status, message=message, wall_s=elapsed, watched_peak_rss=peak_seen)
+    rec.pop("traceback", None) if status == "ok" else None
+    return rec
+
+
+def _death_message(returncode: int, stderr: str) -> str:
+    """Why a worker died without a record (a signal, an abort, an interpreter crash)."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        what = f"worker died of {name}"
+    else:
+        what = f"worker exited with status {returncode} and no result"
+    tail = [ln for ln in stderr.strip().splitlines() if ln.strip()][-1:]
+    return what + (f": {tail[0][:300]}" if tail else "")
+
+
+def spec_for(
+    *,
+    framework: str | None = None,
+    strategy: str | None = None,
+    simulation: str | None = None,
+    callable_: str | None = None,
+    params: dict | None = None,
+    threads: int = 1,
+    repeats: int = 5,
+    warm_budget_s: float = 10.0,
+) -> dict:
+    """A worker spec for a strategy, a simulation baseline or a user's callable."""
+    if callable_:
+        target = {"callable": callable_}
+    elif simulation:
+        target = {"framework": framework, "simulation": simulation}
+    else:
+        target = {"framework": framework, "strategy": strategy}
+    return {
+        "target": target,
+        "params": params or {},
+        "threads": threads,
+        "repeats": repeats,
+        "warm_budget_s": warm_budget_s,
+    }
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (a temporary file renamed over the target)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1, default=str))
+    os.replace(tmp, path)
+
+
+def as_dict(limits: Limits) -> dict:
+    return asdict(limits)

@@ -1,0 +1,156 @@
+"""The harness: isolated workers, memory and time caps, and the memory it measures."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from jacbench.cli import main
+from jacbench.errors import UsageError
+from jacbench.measure import harness
+from jacbench.measure.sweep import Case, measure_case
+
+PROBES = "jacbench.measure.probes"
+MB = 10**6
+
+
+def _probe(name: str, **kw) -> dict:
+    case = Case(
+        framework="callable",
+        strategy=f"callable:{PROBES}:{name}",
+        threads=1,
+        repeats=kw.pop("repeats", 1),
+        warm_budget_s=1,
+        mem_cap=kw.pop("mem_cap", 2 * harness.GIB),
+        timeout=kw.pop("timeout", 60),
+    )
+    return measure_case(case)
+
+
+def test_known_allocation_is_measured_within_5_percent():
+    row = _probe("allocate_400mb", repeats=2)
+    assert row["status"] == "ok", row["message"]
+    assert row["hwm_reset"] is True
+    for phase in ("cold", "warm"):
+        assert row[f"{phase}_peak_over_baseline"] == pytest.approx(400 * MB, rel=0.05)
+    assert row["cold_peak"] - row["cold_rss_before"] == row["cold_peak_over_baseline"]
+
+
+def test_allocation_past_the_cap_is_killed_and_recorded():
+    row = _probe("allocate_forever", mem_cap=harness.GIB)
+    assert row["status"] == "memory-cap"
+    assert "above the cap of 1.00 GiB" in row["message"]
+    # Polled every 20 ms while 100 MB blocks arrive every few ms: killed soon after the cap.
+    assert harness.GIB < row["watched_peak_rss"] < 2 * harness.GIB
+
+
+def test_sleeping_callable_times_out():
+    row = _probe("sleep_forever", timeout=3)
+    assert row["status"] == "timeout"
+    assert 3 <= row["wall_s"] < 10
+    assert "3 s" in row["message"]
+
+
+def test_abort_is_an_error_row_with_a_message():
+    row = _probe("abort")
+    assert row["status"] == "error"
+    assert "SIGABRT" in row["message"]
+
+
+def test_exception_is_an_error_row_with_its_message():
+    row = _probe("fail")
+    assert row["status"] == "error"
+    assert "RuntimeError: this probe always fails" in row["message"]
+
+
+def test_strategy_is_checked_against_the_closed_form():
+    case = Case(framework="jax", strategy="jvp", paths=2000, threads=1, repeats=2, timeout=120)
+    row = measure_case(case)
+    assert row["status"] == "ok", row["message"]
+    assert row["max_rel_error"] < 1e-4
+    assert row["warm_n"] == 2 and row["warm_min_s"] <= row["warm_median_s"] <= row["warm_max_s"]
+
+
+def test_wrong_answer_is_an_error_not_a_time(monkeypatch):
+    from jacbench.measure import worker
+
+    monkeypatch.setattr(worker, "TOLERANCE", {"float32": 0.0, "float64": 0.0})
+    rec = worker.run(
+        harness.spec_for(framework="numpy", strategy="finite-difference", params={"paths": 50})
+    )
+    assert rec["status"] == "error" and "closed form" in rec["message"]
+
+
+def test_worker_fixes_threads_before_import():
+    spec = harness.spec_for(
+        framework="torch", strategy="pathwise", params={"paths": 100}, threads=1
+    )
+    rec = harness.run_worker(spec, harness.Limits(timeout=120))
+    assert rec["status"] == "ok", rec["message"]
+    assert rec["torch_threads"] == 1 and rec["threads"] == 1
+
+
+@pytest.mark.parametrize(
+    "text,value",
+    [("8GiB", 8 * 2**30), ("512MiB", 512 * 2**20), ("1.5G", 1_500_000_000), ("1e9", 10**9)],
+)
+def test_parse_bytes(text, value):
+    assert harness.parse_bytes(text) == value
+
+
+@pytest.mark.parametrize("text", ["lots", "-1GiB", "0"])
+def test_parse_bytes_rejects(text):
+    with pytest.raises(UsageError):
+        harness.parse_bytes(text)
+
+
+def test_default_cap_is_at_most_8_gib_and_half_the_ram():
+    import psutil
+
+    cap = harness.default_mem_cap()
+    assert cap <= 8 * harness.GIB and cap <= psutil.virtual_memory().total // 2
+
+
+def test_allocator_choices():
+    assert harness.allocator_environment("glibc") == {}
+    assert harness.allocator_environment("glibc-mmap") == {"MALLOC_MMAP_THRESHOLD_": "65536"}
+    with pytest.raises(UsageError, match="glibc, glibc-mmap, jemalloc"):
+        harness.allocator_environment("tcmalloc")
+
+
+def test_measure_command_prints_one_json_record(capsys):
+    assert main(["measure", "--callable", f"{PROBES}:nap", "--repeats", "1"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["status"] == "ok" and row["target"] == "callable"
+    assert row["cold_s"] >= 0.25
+
+
+@pytest.mark.parametrize(
+    "args,word",
+    [
+        (["--framework", "torch", "--strategy", "nope"], "functional-loop"),
+        (["--callable", "no_colon"], "module:function"),
+        (["--framework", "jax", "--strategy", "jvp", "--mem-cap", "lots"], "size"),
+        (["--framework", "jax", "--strategy", "jvp", "--allocator", "tcmalloc"], "glibc-mmap"),
+        (["--framework", "jax", "--strategy", "jvp", "--timeout", "0"], "--timeout"),
+        (["--strategy", "jvp"], "--framework"),
+    ],
+)
+def test_measure_bad_input_exits_2(args, word, capsys):
+    assert main(["measure", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and word in err
+
+
+def test_parent_never_imports_a_framework():
+    code = (
+        "import sys\n"
+        "from jacbench.measure.sweep import Case, measure_case\n"
+        "row = measure_case(Case(framework='torch', strategy='pathwise', paths=100, repeats=1))\n"
+        "assert row['status'] == 'ok', row\n"
+        "print([m for m in ('torch', 'tensorflow', 'jax') if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
