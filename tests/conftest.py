@@ -26,6 +26,7 @@ def quick_results(tmp_path_factory):
     from jacbench.measure import sweep
 
     out = tmp_path_factory.mktemp("results") / "quick.csv"
-    cases = sweep.expand(sweep.load_profile("quick"))
-    sweep.run_sweep(cases, out, quiet=True)
+    profile = sweep.load_profile("quick")
+    cases = sweep.expand(profile)
+    sweep.run_sweep(cases, out, quiet=True, jobs=int(profile.get("jobs", 1)))
     return out, cases

@@ -106,7 +106,9 @@ def test_model_matches_every_strategy_in_the_quick_profile(quick_results):
     assert _check(rows) == []
 
 
-def test_question_programs_at_their_size_exceed_the_cap_in_the_model():
-    """At N=10,000 the question's programs need more than 8 GiB: TF's pfor about N^2."""
-    for fw in ("torch", "tensorflow"):
-        assert model.predict(fw, "question", 10_000, 52, "float32") > 8 * 2**30
+def test_question_programs_at_their_size():
+    """At N=10,000 TensorFlow's pfor needs far more than an 8 GiB cap (N^2 growth), so the
+    harness does not start it; PyTorch's loop needs one tape by the model, and its allocator
+    growth is caught by the cap instead (tests/test_quick_profile.py)."""
+    assert model.predict("tensorflow", "question", 10_000, 52, "float32") > 1.5 * 8 * 2**30
+    assert model.predict("torch", "question", 10_000, 52, "float32") < 2**30

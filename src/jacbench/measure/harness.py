@@ -88,6 +88,15 @@ class Limits:
     timeout: float = 300.0
 
 
+_LIVE: set[subprocess.Popen] = set()
+
+
+def kill_all() -> None:
+    """Kill every worker still running (a sweep interrupted with Ctrl-C)."""
+    for popen in list(_LIVE):
+        _kill_group(popen)
+
+
 def _tree_rss(proc: psutil.Process) -> int:
     total = 0
     for p in [proc, *proc.children(recursive=True)]:
@@ -118,6 +127,7 @@ def run_worker(spec: dict, limits: Limits, allocator: str = "glibc") -> dict[str
             env=env,
             start_new_session=True,  # its own process group, killed whole
         )
+        _LIVE.add(popen)
         proc = psutil.Process(popen.pid)
         start = time.monotonic()
         peak_seen, status, message = 0, None, ""
@@ -140,6 +150,7 @@ def run_worker(spec: dict, limits: Limits, allocator: str = "glibc") -> dict[str
                 break
             time.sleep(POLL_S)
         elapsed = time.monotonic() - start
+        _LIVE.discard(popen)
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()

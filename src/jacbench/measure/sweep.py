@@ -17,6 +17,7 @@ import platform
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from importlib import metadata, resources
 from pathlib import Path
@@ -413,8 +414,14 @@ def _summary(row: dict) -> str:
     return f"ok cold {row['cold_s']:.3f} s, warm {row['warm_median_s']:.4f} s, peak +{mb:.0f} MiB"
 
 
-def run_sweep(cases: Iterable[Case], out: Path, quiet: bool = False, fresh: bool = False) -> Path:
-    """Measure every case not yet in out; write the metadata sidecar; return out."""
+def run_sweep(
+    cases: Iterable[Case], out: Path, quiet: bool = False, fresh: bool = False, jobs: int = 1
+) -> Path:
+    """Measure every case not yet in out; write the metadata sidecar; return out.
+
+    With jobs > 1, that many workers run at once (give each case threads * jobs <= cores, or
+    the cases slow each other down); this process alone writes the rows, one at a time.
+    """
     out.parent.mkdir(parents=True, exist_ok=True)
     env = environment()
     env_key = fingerprint(env)
@@ -430,22 +437,34 @@ def run_sweep(cases: Iterable[Case], out: Path, quiet: bool = False, fresh: bool
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "allocators": sorted({c.allocator for c in cases}),
         "cases": len(cases),
+        "jobs": jobs,
         "columns": COLUMNS,
     }
     harness.write_json(out.with_suffix(".meta.json"), meta)
     progress = _Progress(len(cases), quiet)
-    try:
-        for case in cases:
-            key = case.key(env_key)
-            if key in done:
-                progress.finish(case, {}, skipped=True)
-                continue
-            progress.start(case)
-            row = measure_case(case)
-            row.update(key=key, env=env_key)
-            append_row(out, row)
+    todo = []
+    for case in cases:
+        key = case.key(env_key)
+        if key in done:
+            progress.finish(case, {}, skipped=True)
+        else:
             done.add(key)
-            progress.finish(case, row)
+            todo.append((case, key))
+    try:
+        with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
+            pending = {}
+            for case, key in todo:
+                progress.start(case)
+                pending[pool.submit(measure_case, case)] = (case, key)
+            for future in as_completed(pending):
+                case, key = pending[future]
+                row = future.result()
+                row.update(key=key, env=env_key)
+                append_row(out, row)
+                progress.finish(case, row)
+    except KeyboardInterrupt:
+        harness.kill_all()  # rows already written stay; a rerun measures the rest
+        raise
     finally:
         progress.close()
     return out

@@ -168,13 +168,28 @@ def _prepare(spec: dict):
     return build(), check
 
 
+def _die_with_parent() -> None:
+    """Ask Linux to kill this worker if the harness dies: no case runs on without its cap."""
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    _die_with_parent()
     spec = json.loads(argv[0])
     rec = run(spec)
     sys.stdout.write("\n" + json.dumps(rec) + "\n")
     sys.stdout.flush()
-    return 0
+    # The record is out: skip the interpreter's teardown, which for TensorFlow and PyTorch
+    # (thread pools, atexit hooks) takes up to a second and a half per case.
+    os._exit(0)
 
 
 def launch_environment(spec: dict) -> dict[str, str]:
