@@ -42,9 +42,10 @@ format: $(STAMP)
 	$(BIN)/ruff format src tests
 	$(BIN)/ruff check --fix src tests
 
-# The book lands with its own issue; until then this sets up the environment only.
+# Sweep the profile (reusing results already measured), execute the notebooks with papermill,
+# build _build/html with jupyter-book -W.
 book: $(STAMP)
-	@echo "environment ready; the book build is not implemented yet (PROFILE=$(PROFILE))"
+	$(BIN)/jacbench book --profile $(PROFILE)
 
 clean:
 	rm -rf _build results .pytest_cache

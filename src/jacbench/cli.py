@@ -97,8 +97,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int)
     p.add_argument("--out", help="results CSV (default: results/PROFILE.csv)")
     p.add_argument("--fresh", action="store_true", help="discard earlier rows and measure again")
+    p.add_argument("--jobs", type=int, help="workers at once (default: the profile's, else 1)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("table", help="print a Markdown table of a results CSV at one N")
+    p.add_argument("results", help="a results CSV written by sweep")
+    p.add_argument("--paths", type=int, required=True, help="N to tabulate")
+    p.add_argument("--allocator", default="glibc")
+    p.set_defaults(func=cmd_table)
 
     p = sub.add_parser("book", help="sweep a profile, execute the notebooks, build the HTML book")
     p.add_argument("--profile", default="standard", help="quick, standard or full")
@@ -268,7 +275,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise UsageError("the profile and filters select no case")
     name = profile.get("name", Path(args.profile).stem)
     out = Path(args.out) if args.out else Path("results") / f"{name}.csv"
-    sweep.run_sweep(cases, out, quiet=args.quiet, fresh=args.fresh)
+    jobs = args.jobs if args.jobs is not None else int(profile.get("jobs", 1))
+    if jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {jobs}")
+    sweep.run_sweep(cases, out, quiet=args.quiet, fresh=args.fresh, jobs=jobs)
     rows = sweep.read_rows(out)
     counts: dict[str, int] = {}
     for r in rows:
@@ -295,4 +305,39 @@ def cmd_book(args: argparse.Namespace) -> int:
         print(f"jacbench: book build stopped: {e}", file=sys.stderr)
         return 1
     print(index)
+    return 0
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    from jacbench.report.publish import markdown_table
+    from jacbench.report.results import Results, fmt_bytes, fmt_time, peak_bytes, peak_over_inputs
+
+    try:
+        res = Results.load(args.results)
+    except (FileNotFoundError, IsADirectoryError) as e:
+        raise UsageError(str(e)) from None
+    rows = res.select(paths=args.paths, allocator=args.allocator)
+    if not rows:
+        raise UsageError(f"no rows at N={args.paths} in {args.results}")
+    out = []
+    for r in rows:
+        ok = r["status"] == "ok"
+        ratio = res.ratio_to_simulation(r)
+        out.append(
+            [
+                r["framework"],
+                r["strategy"],
+                r["dtype"],
+                r["status"] if ok else f"{r['status']}: {r['message'][:70]}",
+                fmt_time(r["cold_s"]) if ok else "–",
+                fmt_time(r["warm_median_s"]) if ok else "–",
+                f"{ratio:.2f}" if ratio else "–",
+                fmt_bytes(peak_bytes(r)) if ok else "–",
+                fmt_bytes(peak_over_inputs(r)) if ok else "–",
+                f"{r['max_rel_error']:.1e}" if r.get("max_rel_error") is not None else "–",
+            ]
+        )
+    header = ["framework", "strategy", "dtype", "status", "cold", "warm median",
+              "time / simulation", "peak RSS", "peak beyond inputs", "max rel. error"]  # fmt: skip
+    print(markdown_table(header, out), end="")
     return 0

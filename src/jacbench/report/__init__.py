@@ -1,0 +1,1 @@
+"""The report: results, figures, chapter computations and the book build."""

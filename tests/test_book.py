@@ -1,0 +1,83 @@
+"""The book: every notebook executed by papermill with the quick results, built with -W."""
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from jacbench.report import book
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def built(quick_results, tmp_path_factory):
+    out = tmp_path_factory.mktemp("book") / "_build"
+    results, _ = quick_results
+    index = book.build(profile="quick", root=ROOT, results=results, out=out, measure=False)
+    return out, index
+
+
+def test_book_builds_with_warnings_as_errors(built):
+    out, index = built
+    assert index.exists() and index.name == "index.html"
+    for name in (
+        "01-question",
+        "02-modes",
+        "03-vectorized",
+        "04-gbm",
+        "05-recommend",
+        "06-reproduce",
+    ):
+        assert (out / "html" / "book" / f"{name}.html").exists()
+        assert (out / "html" / "notebooks" / f"{name}.html").exists()
+
+
+def test_no_executed_notebook_holds_an_error(built):
+    out, _ = built
+    for path in sorted((out / "src" / "notebooks").glob("*.ipynb")):
+        nb = nbformat.read(str(path), as_version=4)
+        for cell in nb.cells:
+            for output in cell.get("outputs", []):
+                assert output.get("output_type") != "error", f"{path.name}: {output.get('ename')}"
+                assert output.get("name") != "stderr", f"{path.name}: {output.get('text')[:300]}"
+
+
+def test_glued_numbers_appear_in_the_html(built):
+    out, _ = built
+    html = (out / "html" / "book" / "01-question.html").read_text()
+    pasted = re.findall(r'<span class="pasted-text">([^<]*)</span>', html)
+    assert len(pasted) >= 10
+    assert all(p.strip() for p in pasted)
+    assert "10,000" in pasted  # the question's N, glued from the notebook's parameters
+    # The headline table is generated from the results, not typed.
+    assert "fastest strategy" in html and "pathwise" in html or "jvp" in html
+
+
+def test_every_chapter_renders_its_figures(built):
+    out, _ = built
+    for page, n in (("03-vectorized", 5), ("04-gbm", 3)):
+        html = (out / "html" / "book" / f"{page}.html").read_text()
+        assert len(re.findall(r"<img ", html)) >= n, page
+
+
+def test_parameters_box_replaces_the_injected_cell(built):
+    out, _ = built
+    html = (out / "html" / "notebooks" / "04-gbm.html").read_text()
+    assert "Parameters of this run" in html
+    assert "injected-parameters" not in html
+    assert "quick.csv" in html
+
+
+def test_a_failing_notebook_names_itself_and_its_cell(tmp_path):
+    unreadable = tmp_path / "results.csv"
+    unreadable.mkdir()  # exists, so the build starts; reading it fails inside the notebook
+    with pytest.raises(book.BookError, match=r"notebooks/01-question\.ipynb failed in cell \d+"):
+        book.build(
+            profile="quick",
+            root=ROOT,
+            results=unreadable,
+            out=tmp_path / "_build",
+            measure=False,
+        )
