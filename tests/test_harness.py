@@ -154,3 +154,11 @@ def test_parent_never_imports_a_framework():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_measure_passes_the_model_parameters(capsys):
+    args = ["measure", "--framework", "numpy", "--strategy", "analytic", "--paths", "300"]
+    assert main([*args, "--vol", "0.35", "--spot", "80", "--seed", "7", "--repeats", "1"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert (row["vol"], row["spot"], row["seed"]) == (0.35, 80.0, 7)
+    assert row["status"] == "ok" and row["max_rel_error"] < 1e-4

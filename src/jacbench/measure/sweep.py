@@ -37,6 +37,11 @@ SPEC_FIELDS = [
     "target",
     "paths",
     "steps",
+    "spot",
+    "vol",
+    "drift",
+    "maturity",
+    "seed",
     "dtype",
     "chunk_size",
     "threads",
@@ -85,6 +90,11 @@ class Case:
     dtype: str = "float32"
     chunk_size: int = 256
     threads: int = 1
+    spot: float = 100.0
+    vol: float = 0.2
+    drift: float = 0.03
+    maturity: float = 1.0
+    seed: int = 1234
     allocator: str = "glibc"
     mem_cap: int = field(default_factory=harness.default_mem_cap)
     timeout: float = 300.0
@@ -108,6 +118,11 @@ class Case:
             "target": self.target,
             "paths": self.paths,
             "steps": self.steps,
+            "spot": self.spot,
+            "vol": self.vol,
+            "drift": self.drift,
+            "maturity": self.maturity,
+            "seed": self.seed,
             "dtype": self.dtype,
             "chunk_size": self.chunk_size,
             "threads": self.threads,
@@ -128,6 +143,11 @@ class Case:
         params = {
             "paths": self.paths,
             "steps": self.steps,
+            "spot": self.spot,
+            "vol": self.vol,
+            "drift": self.drift,
+            "maturity": self.maturity,
+            "seed": self.seed,
             "dtype": self.dtype,
             "chunk_size": self.chunk_size,
         }

@@ -45,6 +45,21 @@ def style() -> None:
     )
 
 
+def log_axes(ax, x: bool = True, y: bool = True) -> None:
+    """Log scales labelled with plain numbers at the major ticks only (no crowded minor labels)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    plain = FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}")
+    if x:
+        ax.set_xscale("log")
+    if y:
+        ax.set_yscale("log")
+    for on, axis in ((x, ax.xaxis), (y, ax.yaxis)):
+        if on:
+            axis.set_major_formatter(plain)
+            axis.set_minor_formatter(NullFormatter())
+
+
 def _label(row: dict) -> str:
     return f"{row['framework']}/{row['strategy']}"
 
@@ -105,8 +120,7 @@ def scaling(
                        edgecolors="black", linewidths=0.6,
                        label=f"{name}: {word}" if first else None)  # fmt: skip
             failed_seen.add((name, word))
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    log_axes(ax)
     ax.set_xlabel("paths N")
     if metric == "time":
         ax.set_ylabel("warm median time (s)")
@@ -180,8 +194,7 @@ def memory_vs_model(res: Results, keys: list[tuple[str, str]], dtype: str = "flo
         line = np.array([lo / 1.5, hi * 1.5])
         ax.plot(line, line, color="black", lw=0.8, label="prediction = measurement")
         ax.fill_between(line, line / 2, line * 2, color="grey", alpha=0.15, label="within 2×")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    log_axes(ax)
     ax.set_xlabel("predicted peak (MiB)")
     ax.set_ylabel("measured peak (MiB); failed cases at the cap")
     ax.set_title("Memory model against measurement")
@@ -205,7 +218,7 @@ def cold_warm(res: Results, paths: int, dtype: str = "float32"):
     ax.barh(y + 0.2, [r["warm_median_s"] for r in rows], height=0.4, label="warm (median)",
             color=[FRAMEWORK_COLOURS[r["framework"]] for r in rows])  # fmt: skip
     ax.set_yticks(y, [_label(r) for r in rows], fontsize=7)
-    ax.set_xscale("log")
+    log_axes(ax, y=False)
     ax.set_xlabel("time (s)")
     ax.set_title(f"Cold and warm time at N = {paths:,}")
     ax.legend(loc="lower right")
@@ -258,8 +271,7 @@ def tradeoff(res: Results, paths: int, dtype: str = "float32"):
         ax.scatter([], [], color=colour, label=fw)
     for mode, marker in (("forward", "^"), ("reverse", "o"), ("none", "s")):
         ax.scatter([], [], marker=marker, color="grey", label=f"{mode} mode")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    log_axes(ax)
     ax.set_xlabel("peak memory beyond the inputs (MiB)")
     ax.set_ylabel("warm median time (s)")
     ax.set_title(f"Time against memory, every strategy at N = {paths:,}")

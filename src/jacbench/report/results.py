@@ -13,8 +13,12 @@ from jacbench.measure.sweep import read_rows
 from jacbench.strategies import registry
 
 FAILED = ("memory-cap", "timeout", "skipped-predicted", "error")
-_INT = ("paths", "steps", "threads", "mem_cap", "chunk_size", "repeats", "warm_n")
+_INT = ("paths", "steps", "seed", "threads", "mem_cap", "chunk_size", "repeats", "warm_n")
 _FLOAT = (
+    "spot",
+    "vol",
+    "drift",
+    "maturity",
     "timeout",
     "import_s",
     "inputs_s",
