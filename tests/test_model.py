@@ -102,7 +102,7 @@ def test_model_matches_every_strategy_in_the_quick_profile(quick_results):
     out, _ = quick_results
     rows = sweep.read_rows(out)
     covered = {(r["framework"], r["strategy"]) for r in rows if r["status"] == "ok"}
-    assert {(s.framework, s.name) for s in registry.STRATEGIES} <= covered
+    assert {(s.framework, s.name) for s in registry.STRATEGIES if "gbm" in s.problems} <= covered
     assert _check(rows) == []
 
 

@@ -17,7 +17,7 @@ def test_names_are_unique_kebab_case_and_fields_valid():
         assert s.framework in registry.FRAMEWORKS
         assert s.mode in registry.MODES
         assert s.batching in registry.BATCHINGS
-        assert s.description and "gbm" in s.problems
+        assert s.description and s.problems and set(s.problems) <= set(registry.PROBLEMS)
         assert set(s.dtypes) <= {"float32", "float64"}
 
 
@@ -36,9 +36,12 @@ def test_required_strategies_are_registered():
         assert set(names.split()) <= have, framework
 
 
-@pytest.mark.parametrize("strategy", registry.STRATEGIES, ids=lambda s: s.key)
-def test_entry_points_resolve(strategy):
-    module, _, func = strategy.entry.partition(":")
+ENTRIES = [(s, p) for s in registry.STRATEGIES for p in s.problems]
+
+
+@pytest.mark.parametrize("strategy,problem", ENTRIES, ids=[f"{s.key}-{p}" for s, p in ENTRIES])
+def test_entry_points_resolve(strategy, problem):
+    module, _, func = strategy.entry(problem).partition(":")
     assert callable(getattr(importlib.import_module(module), func))
 
 

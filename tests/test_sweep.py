@@ -22,7 +22,7 @@ def _rows(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def test_probe_sweep_records_every_outcome_and_goes_on(tmp_path):
+def test_probe_sweep_records_every_outcome_and_goes_on(tmp_path, capsys):
     out = tmp_path / "probes.csv"
     assert (
         main(["sweep", "--profile", str(DATA / "probes.yaml"), "--out", str(out), "--quiet"]) == 0
@@ -37,6 +37,11 @@ def test_probe_sweep_records_every_outcome_and_goes_on(tmp_path):
     assert float(status["allocate_400mb"]["cold_peak_over_baseline"]) == pytest.approx(
         4e8, rel=0.05
     )
+    capsys.readouterr()
+    assert main(["table", str(out), "--paths", "1000"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].startswith("| framework | strategy") and len(table) == 2 + 5
+    assert main(["table", str(tmp_path / "none.csv"), "--paths", "1000"]) == 2
     meta = out.with_suffix(".meta.json").read_text()
     for word in ("python", "numpy", "torch", "tensorflow", "jax", "cpu", "cores", "git_commit"):
         assert word in meta
@@ -93,8 +98,8 @@ def test_profiles_are_data_and_expand():
     keys = {(c.framework, c.strategy) for c in quick}
     from jacbench.strategies.registry import STRATEGIES
 
-    # The quick profile measures every registered strategy at least once.
-    assert {(s.framework, s.name) for s in STRATEGIES} <= keys
+    # The quick profile measures every registered GBM strategy at least once.
+    assert {(s.framework, s.name) for s in STRATEGIES if "gbm" in s.problems} <= keys
 
 
 def test_overrides_filter_a_profile():
@@ -139,3 +144,11 @@ def test_unknown_profile_strategy_is_a_usage_error(tmp_path):
     p.write_text("groups:\n  - frameworks: [torch]\n    strategies: [warp-drive]\n")
     with pytest.raises(UsageError, match="warp-drive"):
         sweep.expand(sweep.load_profile(str(p)))
+
+
+def test_results_file_with_other_columns_is_refused(tmp_path, capsys):
+    out = tmp_path / "old.csv"
+    out.write_text("key,framework,strategy\nabc,torch,jvp\n")
+    args = ["sweep", "--profile", str(DATA / "probes.yaml"), "--out", str(out), "--quiet"]
+    assert main(args) == 2
+    assert "--fresh" in capsys.readouterr().err

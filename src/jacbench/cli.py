@@ -27,7 +27,7 @@ def _add_gbm_arguments(p: argparse.ArgumentParser) -> None:
     from jacbench.problems.gbm import DTYPES, GBMParams
 
     d = GBMParams()
-    p.add_argument("--problem", default="gbm", help="problem to differentiate (default: gbm)")
+    p.add_argument("--problem", default="gbm", help="gbm (default) or moments")
     p.add_argument("--paths", type=int, default=d.paths, help="N, number of paths")
     p.add_argument("--steps", type=int, default=d.steps, help="M, number of time steps")
     p.add_argument("--spot", type=float, default=d.spot)
@@ -39,14 +39,17 @@ def _add_gbm_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--chunk-size", type=int, default=d.chunk_size, help="batch of the chunked strategies"
     )
+    p.add_argument("--inputs", type=int, default=100_000, help="n, inputs of --problem moments")
 
 
 def gbm_params(args: argparse.Namespace):
     """GBMParams from parsed arguments, validated (UsageError on bad input)."""
     from jacbench.problems.gbm import GBMParams
 
+    if args.problem == "moments" and args.command != "jacobian":
+        raise UsageError("--problem moments is supported by 'jacbench jacobian' only so far")
     if args.problem != "gbm":
-        raise UsageError(f"unknown problem {args.problem!r}; choose one of: gbm")
+        raise UsageError(f"unknown problem {args.problem!r}; choose one of: gbm, moments")
     return GBMParams(
         paths=args.paths,
         steps=args.steps,
@@ -148,6 +151,8 @@ def cmd_jacobian(args: argparse.Namespace) -> int:
     from jacbench.strategies import registry
 
     strategy = registry.get(args.framework, args.strategy)
+    if args.problem == "moments":
+        return _jacobian_moments(args, strategy)
     params = gbm_params(args)
     strategy.check(params.dtype)
     case = gbm.make_case(params)
@@ -346,3 +351,39 @@ def cmd_table(args: argparse.Namespace) -> int:
               "time / simulation", "peak RSS", "peak beyond inputs", "max rel. error"]  # fmt: skip
     print(markdown_table(header, out), end="")
     return 0
+
+
+def _jacobian_moments(args: argparse.Namespace, strategy) -> int:
+    """jacbench jacobian --problem moments: the wide 3 x n Jacobian of the second question."""
+    import numpy as np
+
+    from jacbench.errors import UnsupportedConfiguration
+    from jacbench.problems import gbm, moments
+
+    if "moments" not in strategy.problems:
+        valid = ", ".join(s.name for s in registry_for(args.framework) if "moments" in s.problems)
+        raise UnsupportedConfiguration(
+            f"strategy {strategy.key} does not support --problem moments; choose one of: {valid}"
+        )
+    params = moments.MomentsParams(inputs=args.inputs, seed=args.seed, dtype=args.dtype)
+    strategy.check(params.validate().dtype)
+    case = moments.make_case(params)
+    start = time.perf_counter()
+    result = strategy.build(case)()
+    elapsed = time.perf_counter() - start
+    # Rows scaled like GBM's columns: each output's largest error relative to its scale.
+    error = gbm.relative_error(result.jacobian.T, moments.jacobian_closed_form(case.x).T)
+    if args.output:
+        np.savez(args.output, jacobian=result.jacobian, x=case.x)
+    print(
+        f"{strategy.key}  moments n={params.inputs} {params.dtype}  "
+        f"time {elapsed:.4f} s (first call, set-up and compilation included)  "
+        f"max relative error {error:.2e} vs closed form"
+    )
+    return 0
+
+
+def registry_for(framework: str):
+    from jacbench.strategies import registry
+
+    return registry.by_framework(framework)

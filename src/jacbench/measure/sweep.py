@@ -28,6 +28,7 @@ import yaml
 
 from jacbench.errors import UsageError
 from jacbench.measure import harness, model
+from jacbench.measure.worker import thread_environment
 from jacbench.strategies import registry
 
 SPEC_FIELDS = [
@@ -263,6 +264,19 @@ def _repair(path: Path) -> None:
         f.truncate(data.rfind(b"\n") + 1)
 
 
+def _check_header(path: Path) -> None:
+    """UsageError if an existing results file has other columns (another jacbench version)."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with open(path, newline="") as f:
+        header = next(csv.reader(f), [])
+    if header != COLUMNS:
+        raise UsageError(
+            f"{path} was written with other columns (another version of jacbench); "
+            "use --fresh to measure again or --out for a new file"
+        )
+
+
 def read_rows(path: Path) -> list[dict[str, str]]:
     """Rows of a results CSV (whole rows only)."""
     if not path.exists():
@@ -315,11 +329,12 @@ def load_profile(name_or_path: str) -> dict:
 
 def _strategy_names(framework: str, spec: Any) -> list[str]:
     """The group's strategy names that exist in this framework ("all": every registered one)."""
+    # Sweeps measure the GBM problem.
     if spec in (None, "all"):
-        return [s.name for s in registry.by_framework(framework)]
+        return [s.name for s in registry.by_framework(framework, "gbm")]
     names = [spec] if isinstance(spec, str) else list(spec)
-    executions = {s.execution for s in registry.by_framework(framework)}
-    registered = {s.name for s in registry.by_framework(framework)}
+    executions = {s.execution for s in registry.by_framework(framework, "gbm")}
+    registered = {s.name for s in registry.by_framework(framework, "gbm")}
     keep = []
     for n in names:
         kind, _, rest = n.partition(":")
@@ -448,6 +463,7 @@ def run_sweep(
     if fresh and out.exists():
         out.unlink()
     _repair(out)
+    _check_header(out)
     done = {r["key"] for r in read_rows(out)}
     cases = list(cases)
     meta = {
@@ -458,6 +474,10 @@ def run_sweep(
         "allocators": sorted({c.allocator for c in cases}),
         "cases": len(cases),
         "jobs": jobs,
+        # Set in each worker's environment before any framework is imported.
+        "thread_variables": {
+            str(k): thread_environment(k) for k in sorted({c.threads for c in cases})
+        },
         "columns": COLUMNS,
     }
     harness.write_json(out.with_suffix(".meta.json"), meta)

@@ -57,6 +57,8 @@ class GBMCase:
     t: np.ndarray = field(repr=False)  # (M+1,) in the case's dtype
     normals: np.ndarray = field(repr=False)  # (M, N) in the case's dtype
 
+    problem = "gbm"
+
     @property
     def dtype(self) -> np.dtype:
         return np.dtype(self.params.dtype)

@@ -496,6 +496,18 @@ def gbm_comparison(res: Results, question_paths: int, focus_paths: int) -> Secti
             allocator="glibc-mmap",
             status="ok",
         )
+        j = res.one(
+            framework="torch",
+            strategy="functional-loop",
+            paths=n_alloc,
+            allocator="jemalloc",
+            status="ok",
+        )
+        sec.value("alloc_jemalloc_peak", fmt_bytes(peak_over_inputs(j)) if j else NOT_MEASURED)
+        sec.value(
+            "alloc_jemalloc_time_ratio",
+            f"{j['warm_median_s'] / g['warm_median_s']:.2f}" if g and j else NOT_MEASURED,
+        )
         sec.value("alloc_n", f"{n_alloc:,}")
         sec.value("alloc_glibc_peak", fmt_bytes(peak_over_inputs(g)) if g else NOT_MEASURED)
         sec.value("alloc_mmap_peak", fmt_bytes(peak_over_inputs(m)) if m else NOT_MEASURED)
@@ -507,7 +519,8 @@ def gbm_comparison(res: Results, question_paths: int, focus_paths: int) -> Secti
         sec.tables["allocator"] = (
             f"*The allocator factor is {NOT_MEASURED}: run the standard profile.*\n"
         )
-        for k in ("alloc_n", "alloc_glibc_peak", "alloc_mmap_peak", "alloc_time_ratio"):
+        for k in ("alloc_n", "alloc_glibc_peak", "alloc_mmap_peak", "alloc_time_ratio",
+                  "alloc_jemalloc_peak", "alloc_jemalloc_time_ratio"):  # fmt: skip
             sec.value(k, NOT_MEASURED)
     return sec
 

@@ -21,12 +21,16 @@ from jacbench.measure.model import MemoryModel
 from jacbench.measure.model import MemoryModel as M
 
 FRAMEWORKS = ("torch", "tensorflow", "jax", "numpy")
+PROBLEMS = ("gbm", "moments")
 MODES = ("forward", "reverse", "none")
 BATCHINGS = ("loop", "vectorized", "chunked", "single-pass")
 
 
 class JacobianResult(NamedTuple):
-    """What every strategy returns: J (N, 2) and S_T (N,) as numpy arrays."""
+    """What every strategy returns as numpy arrays: the Jacobian and the function's value.
+
+    GBM: J (N, 2) and S_T (N,). Moments: J (3, n) and f(X) (3,).
+    """
 
     jacobian: np.ndarray
     terminal: np.ndarray
@@ -43,7 +47,6 @@ class Strategy:
     compiled: bool
     execution: str  # eager, function, xla, jit, inductor, numpy: matches a simulation baseline
     description: str
-    entry: str  # "module:function"; the function takes a case, returns a callable
     dtypes: tuple[str, ...] = ("float32", "float64")
     problems: tuple[str, ...] = ("gbm",)
     faithful: bool = False  # the question's own program: draws its own random numbers
@@ -53,9 +56,14 @@ class Strategy:
     def key(self) -> str:
         return f"{self.framework}/{self.name}"
 
+    def entry(self, problem: str = "gbm") -> str:
+        """The builder, "module:function": one module per framework and problem."""
+        return f"jacbench.strategies.{self.framework}_{problem}:build_{self.name.replace('-', '_')}"
+
     def record(self) -> dict:
         """Plain JSON-ready fields."""
         d = asdict(self)
+        d["entries"] = {p: self.entry(p) for p in self.problems}
         d["dtypes"] = list(self.dtypes)
         d["problems"] = list(self.problems)
         d["memory"] = asdict(self.memory)
@@ -71,8 +79,14 @@ class Strategy:
 
     def build(self, case) -> Callable[[], JacobianResult]:
         """Prepare the strategy for a case; calling the result computes J from scratch."""
+        problem = case.problem
+        if problem not in self.problems:
+            raise UnsupportedConfiguration(
+                f"strategy {self.key} supports problem {', '.join(self.problems)} only, "
+                f"not {problem}"
+            )
         self.check(case.params.dtype)
-        return _load(self.entry)(case)
+        return _load(self.entry(problem))(case)
 
 
 def _load(entry: str) -> Callable:
@@ -81,15 +95,12 @@ def _load(entry: str) -> Callable:
 
 
 def _s(framework, name, mode, batching, execution, description, **kw) -> Strategy:
-    module = f"jacbench.strategies.{framework}_gbm"
-    func = "build_" + name.replace("-", "_")
     compiled = execution in ("function", "xla", "jit", "inductor")
-    return Strategy(
-        framework, name, mode, batching, compiled, execution, description, f"{module}:{func}", **kw
-    )
+    return Strategy(framework, name, mode, batching, compiled, execution, description, **kw)
 
 
 F32 = ("float32",)
+BOTH = ("gbm", "moments")
 
 STRATEGIES: tuple[Strategy, ...] = (
     # --- PyTorch -------------------------------------------------------------------------
@@ -103,28 +114,28 @@ STRATEGIES: tuple[Strategy, ...] = (
        memory=M(arrays=11, fixed_mib=8)),
     _s("torch", "functional-loop", "reverse", "loop", "eager",
        "torch.autograd.functional.jacobian with its defaults: one backward pass per output.",
-       memory=M(arrays=11, fixed_mib=8)),
+       memory=M(arrays=11, fixed_mib=8), problems=BOTH),
     _s("torch", "functional-vectorized", "reverse", "vectorized", "eager",
        "torch.autograd.functional.jacobian(vectorize=True): all N backward passes in one vmap.",
-       memory=M(batch=3.0, fixed_mib=100)),
+       memory=M(batch=3.0, fixed_mib=100), problems=BOTH),
     _s("torch", "functional-forward", "forward", "vectorized", "eager",
        'torch.autograd.functional.jacobian(strategy="forward-mode", vectorize=True).',
        memory=M(arrays=11, fixed_mib=100)),
     _s("torch", "grad-loop", "reverse", "loop", "eager",
        "One torch.autograd.grad call per output on a retained graph.",
-       memory=M(arrays=11, fixed_mib=8)),
+       memory=M(arrays=11, fixed_mib=8), problems=BOTH),
     _s("torch", "batched-backward", "reverse", "vectorized", "eager",
        "torch.autograd.grad(is_grads_batched=True) with an N x N identity as cotangents.",
-       memory=M(batch=3.0, fixed_mib=100)),
+       memory=M(batch=3.0, fixed_mib=100), problems=BOTH),
     _s("torch", "jacrev", "reverse", "vectorized", "eager",
        "torch.func.jacrev: vmap over N vector-Jacobian products.",
-       memory=M(batch=3.0, fixed_mib=150)),
+       memory=M(batch=3.0, fixed_mib=150), problems=BOTH),
     _s("torch", "jacrev-chunked", "reverse", "chunked", "eager",
        "torch.func.jacrev with chunk_size: vmap over chunks of VJPs to bound memory.",
        memory=M(chunk=3.2, fixed_mib=80)),
     _s("torch", "jacfwd", "forward", "vectorized", "eager",
        "torch.func.jacfwd: vmap over 2 Jacobian-vector products, one per input.",
-       memory=M(arrays=11, fixed_mib=100)),
+       memory=M(arrays=11, fixed_mib=100), problems=BOTH),
     _s("torch", "jvp", "forward", "loop", "eager",
        "Two torch.func.jvp calls, one per input (spot, vol).",
        memory=M(arrays=9.5, fixed_mib=100)),
@@ -138,6 +149,10 @@ STRATEGIES: tuple[Strategy, ...] = (
     _s("torch", "compiled-pathwise", "reverse", "single-pass", "inductor",
        "The pathwise gradient (torch.func.grad of sum(S_T)) compiled with torch.compile.",
        memory=M(arrays=3, fixed_mib=180)),
+    _s("torch", "grad-loop-create-graph", "reverse", "loop", "eager",
+       "The second question's solution 1: one torch.autograd.grad per output with "
+       "create_graph=True, recording a graph a first-order Jacobian never uses.",
+       problems=("moments",)),
     # --- TensorFlow ----------------------------------------------------------------------
     _s("tensorflow", "question", "reverse", "vectorized", "eager",
        "The question's program as written: tf.random.normal inside, no cumulative sum of the "
@@ -146,14 +161,14 @@ STRATEGIES: tuple[Strategy, ...] = (
        memory=M(batch=3.2, fixed_mib=70)),
     _s("tensorflow", "tape-jacobian-pfor", "reverse", "vectorized", "eager",
        "GradientTape.jacobian with its defaults: pfor vectorizes all N backward passes.",
-       memory=M(batch=3.2, fixed_mib=70)),
+       memory=M(batch=3.2, fixed_mib=70), problems=BOTH),
     _s("tensorflow", "tape-jacobian-pfor-chunked", "reverse", "chunked", "eager",
        "GradientTape.jacobian(parallel_iterations=chunk): pfor in chunks to bound memory.",
        memory=M(chunk=3.4, fixed_mib=60)),
     _s("tensorflow", "tape-jacobian-loop", "reverse", "loop", "eager",
        "GradientTape.jacobian(experimental_use_pfor=False) on a persistent tape: a while loop "
        "of N gradients.",
-       memory=M(arrays=50, fixed_mib=2)),
+       memory=M(arrays=50, fixed_mib=2), problems=BOTH),
     _s("tensorflow", "forward-accumulator", "forward", "loop", "eager",
        "tf.autodiff.ForwardAccumulator, one forward pass per input.",
        memory=M(arrays=8.4, fixed_mib=10)),
@@ -172,16 +187,19 @@ STRATEGIES: tuple[Strategy, ...] = (
     _s("tensorflow", "pathwise-xla", "reverse", "single-pass", "xla",
        "Pathwise gradient inside tf.function(jit_compile=True) (XLA).",
        memory=M(arrays=4, fixed_mib=95)),
+    _s("tensorflow", "batch-jacobian", "reverse", "vectorized", "eager",
+       "GradientTape.batch_jacobian: per-row Jacobians of a batch, here a batch of one.",
+       problems=("moments",)),
     # --- JAX -----------------------------------------------------------------------------
     _s("jax", "jacrev", "reverse", "vectorized", "jit",
        "jax.jacrev under jit: vmap over N VJPs.",
-       memory=M(batch=3.3, fixed_mib=100)),
+       memory=M(batch=3.3, fixed_mib=100), problems=BOTH),
     _s("jax", "jacrev-chunked", "reverse", "chunked", "jit",
        "jax.lax.map(batch_size=chunk) over the VJP under jit: chunks of N VJPs.",
        memory=M(chunk=3.0, fixed_mib=100)),
     _s("jax", "jacfwd", "forward", "vectorized", "jit",
        "jax.jacfwd under jit: vmap over 2 JVPs.",
-       memory=M(arrays=3.5, fixed_mib=40)),
+       memory=M(arrays=3.5, fixed_mib=40), problems=BOTH),
     _s("jax", "jvp", "forward", "loop", "jit",
        "Two jax.jvp calls in one jit.",
        memory=M(arrays=3.5, fixed_mib=40)),
@@ -194,15 +212,20 @@ STRATEGIES: tuple[Strategy, ...] = (
     # --- numpy ---------------------------------------------------------------------------
     _s("numpy", "analytic", "none", "single-pass", "numpy",
        "The closed form: (S_T / S0, S_T (W_T - sigma T)).",
-       memory=M(arrays=3)),
+       memory=M(arrays=3), problems=BOTH),
     _s("numpy", "finite-difference", "none", "single-pass", "numpy",
        "Central bump-and-revalue of spot and vol with the same normals: 4 extra simulations.",
        memory=M(arrays=5.1, fixed_mib=4)),
 )  # fmt: skip
 
 
-def by_framework(framework: str) -> list[Strategy]:
-    return [s for s in STRATEGIES if s.framework == framework]
+def by_framework(framework: str, problem: str | None = None) -> list[Strategy]:
+    """The strategies of a framework, optionally only those that support a problem."""
+    return [
+        s
+        for s in STRATEGIES
+        if s.framework == framework and (problem is None or problem in s.problems)
+    ]
 
 
 def get(framework: str, name: str) -> Strategy:

@@ -1,0 +1,80 @@
+"""The second question's function: f(X) = (sum X^2, sum X^3, sum X^4), a wide 3 x n Jacobian.
+
+The function is separable, so its Jacobian rows and Hessians are known in closed form: the
+Hessian of each output is diagonal. A batched variant applies f to each of B rows of X (B, n),
+the per-sample Jacobian of the question's functorch answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from jacbench.errors import UsageError
+
+DTYPES = ("float32", "float64")
+POWERS = (2, 3, 4)
+
+
+@dataclass(frozen=True)
+class MomentsParams:
+    """Size and inputs of one case: n inputs (and B rows when batched)."""
+
+    inputs: int = 100_000
+    batch: int = 0  # 0: a single X of shape (n,); B >= 1: X of shape (B, n)
+    seed: int = 1234
+    dtype: str = "float32"
+
+    def validate(self) -> MomentsParams:
+        if self.inputs < 1:
+            raise UsageError(f"--inputs must be at least 1, got {self.inputs}")
+        if self.batch < 0:
+            raise UsageError(f"--batch must be 0 (unbatched) or more, got {self.batch}")
+        if self.dtype not in DTYPES:
+            raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
+        return self
+
+
+@dataclass(frozen=True)
+class MomentsCase:
+    params: MomentsParams
+    x: np.ndarray = field(repr=False)  # (n,) or (B, n), in the case's dtype
+
+    problem = "moments"
+
+
+def make_case(params: MomentsParams) -> MomentsCase:
+    """Inputs near the question's value (2.00094), perturbed so that rows differ."""
+    params.validate()
+    shape = (params.batch, params.inputs) if params.batch else (params.inputs,)
+    rng = np.random.default_rng(params.seed)
+    x = 2.00094 + 0.1 * rng.standard_normal(shape)
+    return MomentsCase(params, x.astype(params.dtype))
+
+
+def evaluate(x: np.ndarray) -> np.ndarray:
+    """f(X): (3,) for X (n,), (B, 3) for X (B, n)."""
+    return np.stack([np.sum(x**k, axis=-1) for k in POWERS], axis=-1)
+
+
+def jacobian_closed_form(x: np.ndarray) -> np.ndarray:
+    """(3, n) rows 2X, 3X^2, 4X^3 (or (B, 3, n) for a batch), in float64."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.stack([k * x ** (k - 1) for k in POWERS], axis=-2)
+
+
+def hessian_diagonal(x: np.ndarray) -> np.ndarray:
+    """The diagonal of each output's Hessian, (3, n): 2, 6X, 12X^2 (the rest is zero)."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.stack([k * (k - 1) * x ** (k - 2) for k in POWERS], axis=-2)
+
+
+def hvp_closed_form(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Hessian-vector products H_k v for the three outputs, (3, n)."""
+    return hessian_diagonal(x) * np.asarray(v, dtype=np.float64)
+
+
+def dense_hessian_bytes(inputs: int, dtype: str, outputs: int = 3) -> int:
+    """Memory of the dense Hessians: outputs x n x n numbers."""
+    return outputs * inputs * inputs * np.dtype(dtype).itemsize

@@ -1,0 +1,53 @@
+"""TensorFlow strategies for the moments problem's wide 3 x n Jacobian."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from jacbench.problems.moments import MomentsCase  # noqa: E402
+from jacbench.strategies.registry import JacobianResult  # noqa: E402
+
+
+def f(x):
+    return tf.stack([tf.reduce_sum(x**2, -1), tf.reduce_sum(x**3, -1), tf.reduce_sum(x**4, -1)], -1)
+
+
+def _tape(case: MomentsCase, persistent: bool = False, **kw) -> Callable[[], JacobianResult]:
+    x = tf.constant(case.x)
+
+    def run() -> JacobianResult:
+        with tf.GradientTape(persistent=persistent) as tape:
+            tape.watch(x)
+            y = f(x)
+        return JacobianResult(np.asarray(tape.jacobian(y, x, **kw)), np.asarray(y))
+
+    return run
+
+
+def build_tape_jacobian_pfor(case: MomentsCase):
+    return _tape(case)
+
+
+def build_tape_jacobian_loop(case: MomentsCase):
+    # Without pfor, jacobian calls tape.gradient once per output: the tape must persist.
+    return _tape(case, persistent=True, experimental_use_pfor=False)
+
+
+def build_batch_jacobian(case: MomentsCase) -> Callable[[], JacobianResult]:
+    # batch_jacobian wants a leading batch axis: one row here.
+    x = tf.constant(case.x[None, :])
+
+    def run() -> JacobianResult:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        j = tape.batch_jacobian(y, x)
+        return JacobianResult(np.asarray(j)[0], np.asarray(y)[0])
+
+    return run
