@@ -46,18 +46,22 @@ def style() -> None:
 
 
 def log_axes(ax, x: bool = True, y: bool = True) -> None:
-    """Log scales labelled with plain numbers at the major ticks only (no crowded minor labels)."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    """Log scales labelled with plain numbers; 1-2-5 ticks on an axis spanning few decades."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     plain = FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}")
     if x:
         ax.set_xscale("log")
     if y:
         ax.set_yscale("log")
-    for on, axis in ((x, ax.xaxis), (y, ax.yaxis)):
-        if on:
-            axis.set_major_formatter(plain)
-            axis.set_minor_formatter(NullFormatter())
+    for on, axis, lim in ((x, ax.xaxis, ax.get_xlim), (y, ax.yaxis, ax.get_ylim)):
+        if not on:
+            continue
+        lo, hi = lim()
+        if lo > 0 and hi / lo < 10**2.5:
+            axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(plain)
+        axis.set_minor_formatter(NullFormatter())
 
 
 def _label(row: dict) -> str:
