@@ -110,6 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allocator", default="glibc")
     p.set_defaults(func=cmd_table)
 
+    p = sub.add_parser("crossover", help="forward against reverse time from tall to wide shapes")
+    p.add_argument("--frameworks", default="torch,tensorflow,jax")
+    p.add_argument("--total", type=int, default=2**12, help="m * n, a power of two, at most 2^14")
+    p.add_argument("--steps", type=int, default=9, help="shapes from tall to wide")
+    p.add_argument("--repeats", type=int, default=7)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--out", help="also write the rows to this CSV")
+    p.set_defaults(func=cmd_crossover)
+
     p = sub.add_parser("book", help="sweep a profile, execute the notebooks, build the HTML book")
     p.add_argument("--profile", default="standard", help="quick, standard or full")
     p.add_argument("--results", help="results CSV (default: results/PROFILE.csv)")
@@ -387,3 +396,39 @@ def registry_for(framework: str):
     from jacbench.strategies import registry
 
     return registry.by_framework(framework)
+
+
+def cmd_crossover(args: argparse.Namespace) -> int:
+    import csv
+
+    from jacbench import crossover
+    from jacbench.report.publish import markdown_table
+
+    frameworks = _split(args.frameworks) or []
+    for fw in frameworks:
+        if fw not in ("torch", "tensorflow", "jax", "numpy"):
+            raise UsageError(
+                f"unknown framework {fw!r}; choose one of: torch, tensorflow, jax, numpy"
+            )
+    if args.total < 2 or args.total & (args.total - 1) or args.total > 2**14:
+        # At the tall and wide extremes the identity basis alone holds total^2 numbers.
+        raise UsageError(f"--total must be a power of two (m * n) up to 16384, got {args.total}")
+    if args.steps < 2 or args.repeats < 1 or args.threads < 1:
+        raise UsageError("--steps must be at least 2, --repeats and --threads at least 1")
+    rows = crossover.run_all(frameworks, args.total, args.steps, args.repeats, 2.0, args.threads)
+    table = [
+        [r["framework"], r["mode"], f"{r['outputs']} x {r['inputs']}",
+         f"{r['warm_median_s'] * 1e3:.3f} ms", f"{r['max_rel_error']:.1e}"]
+        for r in rows
+    ]  # fmt: skip
+    print(markdown_table(["framework", "mode", "m x n", "warm median", "max rel. error"], table))
+    for fw in frameworks:
+        aspect = crossover.crossover([r for r in rows if r["framework"] == fw])
+        where = f"m / n = {aspect:g}" if aspect is not None else "never (forward always faster)"
+        print(f"{fw}: reverse mode first beats forward mode at {where}")
+    if args.out:
+        with open(args.out, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    return 0
