@@ -111,12 +111,9 @@ class Case:
             return "simulation"
         return "strategy"
 
-    def spec_row(self) -> dict[str, Any]:
+    def model_params(self) -> dict[str, Any]:
+        """The problem's parameters, as the worker builds its GBMParams from them."""
         return {
-            "problem": self.problem,
-            "framework": self.framework,
-            "strategy": self.strategy,
-            "target": self.target,
             "paths": self.paths,
             "steps": self.steps,
             "spot": self.spot,
@@ -126,6 +123,15 @@ class Case:
             "seed": self.seed,
             "dtype": self.dtype,
             "chunk_size": self.chunk_size,
+        }
+
+    def spec_row(self) -> dict[str, Any]:
+        return {
+            "problem": self.problem,
+            "framework": self.framework,
+            "strategy": self.strategy,
+            "target": self.target,
+            **self.model_params(),
             "threads": self.threads,
             "allocator": self.allocator,
             "mem_cap": self.mem_cap,
@@ -141,17 +147,7 @@ class Case:
         return f"{self.framework}/{self.strategy} N={self.paths:,} {self.dtype} {self.allocator}"
 
     def worker_spec(self) -> dict:
-        params = {
-            "paths": self.paths,
-            "steps": self.steps,
-            "spot": self.spot,
-            "vol": self.vol,
-            "drift": self.drift,
-            "maturity": self.maturity,
-            "seed": self.seed,
-            "dtype": self.dtype,
-            "chunk_size": self.chunk_size,
-        }
+        params = self.model_params()
         kind, _, rest = self.strategy.partition(":")
         return harness.spec_for(
             framework=None if kind == "callable" else self.framework,
