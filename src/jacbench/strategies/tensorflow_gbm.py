@@ -74,13 +74,21 @@ def build_question(case: GBMCase) -> Callable[[], JacobianResult]:
     """
     p = case.params
 
-    def sim_gbm(n, t, spot, drift, vol, seed=None):
-        m = tf.constant(t.shape[0])
+    # The question's function as posted, names and layout included.
+    # fmt: off
+    def sim_gbm(N, t, spot, drift, vol, seed=None):
+        M = tf.constant(t.shape[0])
         dt = tf.math.subtract(t[1:], t[:-1])
-        z = tf.random.normal(mean=0.0, stddev=1.0, shape=(m - 1, n), seed=seed)
-        w = tf.concat([tf.zeros(shape=(1, n)), tf.sqrt(dt)[:, None] * z], axis=0)
-        s = spot * tf.exp(((drift - 0.5 * vol**2) * t)[:, None] + vol * w)
-        return s[-1,]
+
+        Z = tf.random.normal(mean=0.0, stddev=1.0, shape=(M - 1, N), seed=seed)
+
+        W = tf.concat([
+            tf.zeros(shape=(1, N)), tf.sqrt(dt)[:, None] * Z
+        ], axis=0)
+
+        S = spot * tf.exp(((drift - 0.5 * vol ** 2) * t)[:, None] + vol * W)
+        return S[-1,]
+    # fmt: on
 
     def run() -> JacobianResult:
         seed = p.seed

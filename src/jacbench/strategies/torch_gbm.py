@@ -64,15 +64,21 @@ def build_question(case: GBMCase) -> Callable[[], JacobianResult]:
     p = case.params
     n, m, seed = p.paths, p.steps, p.seed
 
-    def sim_gbm(n, t, spot, drift, vol, seed=None):
-        m = int(t.shape[0])
+    # The question's function as posted, names and layout included.
+    # fmt: off
+    def sim_gbm(N, t, spot, drift, vol, seed=None):
+        M = int(t.shape[0])
         dt = torch.diff(t)
-        z = torch.normal(mean=0.0, std=1.0, size=(m - 1, n), generator=torch.manual_seed(seed))
-        w = torch.concatenate([torch.zeros(size=(1, n)), torch.sqrt(dt)[:, None] * z]).cumsum(
-            axis=0
-        )
-        s = spot * torch.exp(((drift - 0.5 * vol**2) * t)[:, None] + vol * w)
-        return s[-1,]
+
+        Z = torch.normal(mean=0.0, std=1.0, size=(M - 1, N), generator=torch.manual_seed(seed))
+
+        W = torch.concatenate([
+            torch.zeros(size=(1, N)), torch.sqrt(dt)[:, None] * Z
+        ]).cumsum(axis=0)
+
+        S = spot * torch.exp(((drift - 0.5 * vol ** 2) * t)[:, None] + vol * W)
+        return S[-1,]
+    # fmt: on
 
     def run() -> JacobianResult:
         spot = torch.tensor(p.spot, requires_grad=True)
