@@ -482,27 +482,11 @@ def gbm_comparison(res: Results, question_paths: int, focus_paths: int) -> Secti
         sec.tables["allocator"] = markdown_table(
             ["strategy", "allocator", "warm time", "peak beyond inputs"], arows
         )
-        g = res.one(
-            framework="torch",
-            strategy="functional-loop",
-            paths=n_alloc,
-            allocator="glibc",
-            status="ok",
-        )
-        m = res.one(
-            framework="torch",
-            strategy="functional-loop",
-            paths=n_alloc,
-            allocator="glibc-mmap",
-            status="ok",
-        )
-        j = res.one(
-            framework="torch",
-            strategy="functional-loop",
-            paths=n_alloc,
-            allocator="jemalloc",
-            status="ok",
-        )
+        g, m, j = (
+            res.one(framework="torch", strategy="functional-loop", paths=n_alloc,
+                    allocator=alloc, status="ok")
+            for alloc in ("glibc", "glibc-mmap", "jemalloc")
+        )  # fmt: skip
         sec.value("alloc_jemalloc_peak", fmt_bytes(peak_over_inputs(j)) if j else NOT_MEASURED)
         sec.value(
             "alloc_jemalloc_time_ratio",
