@@ -6,6 +6,7 @@ Errors a user can cause print one line and exit with status 2, never a traceback
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -217,15 +218,7 @@ def _case_from_args(args: argparse.Namespace):
     return Case(
         framework=framework,
         strategy=strategy,
-        paths=params.paths,
-        steps=params.steps,
-        spot=params.spot,
-        vol=params.vol,
-        drift=params.drift,
-        maturity=params.maturity,
-        seed=params.seed,
-        dtype=params.dtype,
-        chunk_size=params.chunk_size,
+        **dataclasses.asdict(params),
         threads=args.threads,
         allocator=args.allocator,
         mem_cap=harness.parse_bytes(args.mem_cap) if args.mem_cap else harness.default_mem_cap(),

@@ -18,7 +18,7 @@ import subprocess
 import sys
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ import yaml
 from jacbench.errors import UsageError
 from jacbench.measure import harness, model
 from jacbench.measure.worker import thread_environment
+from jacbench.problems.gbm import GBMParams
 from jacbench.strategies import registry
 
 SPEC_FIELDS = [
@@ -113,17 +114,7 @@ class Case:
 
     def model_params(self) -> dict[str, Any]:
         """The problem's parameters, as the worker builds its GBMParams from them."""
-        return {
-            "paths": self.paths,
-            "steps": self.steps,
-            "spot": self.spot,
-            "vol": self.vol,
-            "drift": self.drift,
-            "maturity": self.maturity,
-            "seed": self.seed,
-            "dtype": self.dtype,
-            "chunk_size": self.chunk_size,
-        }
+        return {f.name: getattr(self, f.name) for f in fields(GBMParams)}
 
     def spec_row(self) -> dict[str, Any]:
         return {
