@@ -76,4 +76,30 @@ def test_records_list_their_problems(capsys):
     records = {(r["framework"], r["name"]): r for r in json.loads(capsys.readouterr().out)}
     assert records[("torch", "jacrev")]["problems"] == ["gbm", "moments"]
     assert records[("torch", "pathwise")]["problems"] == ["gbm"]
-    assert records[("tensorflow", "batch-jacobian")]["problems"] == ["moments"]
+    assert records[("tensorflow", "batch-jacobian")]["problems"] == ["moments", "moments-batch"]
+
+
+BATCHED = [s for s in registry.STRATEGIES if "moments-batch" in s.problems]
+
+
+@pytest.mark.parametrize("strategy", BATCHED, ids=lambda s: s.key)
+@pytest.mark.parametrize("dtype", moments.DTYPES)
+def test_per_sample_jacobians_match_closed_form(strategy, dtype):
+    case = moments.make_case(moments.MomentsParams(inputs=200, batch=7, dtype=dtype))
+    assert case.problem == "moments-batch"
+    out = strategy.build(case)()
+    assert out.jacobian.shape == (7, 3, 200)
+    np.testing.assert_allclose(out.terminal, moments.evaluate(case.x.astype(np.float64)), rtol=1e-5)
+    error = moments.relative_error(out.jacobian, moments.jacobian_closed_form(case.x))
+    assert error < TOLERANCE[dtype]
+
+
+def test_the_per_sample_answer_is_registered_in_each_framework():
+    for fw in ("torch", "tensorflow", "jax", "numpy"):
+        assert registry.by_framework(fw, "moments-batch"), fw
+
+
+def test_a_single_x_strategy_refuses_a_batch():
+    case = moments.make_case(moments.MomentsParams(inputs=10, batch=2))
+    with pytest.raises(UnsupportedConfiguration, match="not moments-batch"):
+        registry.get("torch", "grad-loop").build(case)

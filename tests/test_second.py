@@ -4,44 +4,50 @@ second-order Greeks of the GBM simulation. Parametrized over the second-order re
 import numpy as np
 import pytest
 
-from jacbench.errors import UsageError
+from jacbench.errors import UnsupportedConfiguration, UsageError
 from jacbench.problems import gbm, moments
 from jacbench.second import registry
 
-X = moments.make_case(moments.MomentsParams(inputs=40, dtype="float64")).x
-V = np.random.default_rng(5).standard_normal(40)
+TOLERANCE = {"float32": 1e-4, "float64": 1e-10}
+MOMENTS = {d: moments.make_case(moments.MomentsParams(inputs=40, dtype=d)) for d in moments.DTYPES}
+GBM = {d: gbm.make_case(gbm.GBMParams(paths=1000, dtype=d)) for d in gbm.DTYPES}
+PAIRS = [(m, d) for m in registry.METHODS for d in ("float32", "float64")]
 
 
-def _of(kind):
-    return [m for m in registry.METHODS if m.kind == kind]
+@pytest.mark.parametrize("pair", PAIRS, ids=[f"{m.key}-{d}" for m, d in PAIRS])
+def test_method_matches_the_closed_form(pair):
+    method, dtype = pair
+    case = (GBM if method.problem == "gbm" else MOMENTS)[dtype]
+    out = method.build(case)()
+    expected = method.reference(case)
+    assert out.shape == expected.shape
+    assert method.error(case, out) < TOLERANCE[dtype]
 
 
-@pytest.mark.parametrize("method", _of("dense"), ids=lambda m: m.key)
-def test_dense_hessian_is_the_diagonal_matrix(method):
-    h = method.load()(X)
-    assert h.shape == (3, 40, 40)
-    expected = np.stack([np.diag(d) for d in moments.hessian_diagonal(X)])
-    np.testing.assert_allclose(h, expected, rtol=1e-12, atol=1e-9)
+def test_dense_hessian_is_the_diagonal_matrix():
+    case = MOMENTS["float64"]
+    h = registry.get("torch", "func-hessian").build(case)()
+    np.testing.assert_allclose(np.diagonal(h, axis1=1, axis2=2), moments.hessian_diagonal(case.x))
+    off = h - np.stack([np.diag(np.diagonal(k)) for k in h])
+    assert np.abs(off).max() == 0.0
 
 
-@pytest.mark.parametrize("method", _of("hvp"), ids=lambda m: m.key)
-def test_hessian_vector_product(method):
-    np.testing.assert_allclose(method.load()(X, V), moments.hvp_closed_form(X, V), rtol=1e-12)
+def test_the_checks_can_fail():
+    case = MOMENTS["float64"]
+    method = registry.get("jax", "hvp")
+    out = method.build(case)().copy()
+    out[1, 7] *= 1.01
+    assert method.error(case, out) > 1e-4
+    greeks = registry.get("jax", "greeks")
+    wrong = gbm.hessian_closed_form(GBM["float64"])[:, :2]  # the wrong columns
+    assert greeks.error(GBM["float64"], wrong) > 0.1
 
 
-@pytest.mark.parametrize("method", _of("diagonal"), ids=lambda m: m.key)
-def test_exact_diagonal(method):
-    np.testing.assert_allclose(method.load()(X), moments.hessian_diagonal(X), rtol=1e-12)
-
-
-@pytest.mark.parametrize("dtype,tol", [("float64", 1e-10), ("float32", 1e-4)])
-@pytest.mark.parametrize("method", _of("greeks"), ids=lambda m: m.key)
-def test_per_path_second_order_greeks(method, dtype, tol):
-    case = gbm.make_case(gbm.GBMParams(paths=1000, dtype=dtype))
-    greeks = method.load()(case)
-    assert greeks.shape == (1000, 2)
-    reference = gbm.hessian_closed_form(case)[:, 1:]
-    assert gbm.relative_error(greeks, reference) < tol
+def test_hvp_direction_is_fixed_by_the_seed():
+    a, b = (moments.make_case(moments.MomentsParams(inputs=10, seed=s)) for s in (1, 1))
+    np.testing.assert_array_equal(moments.direction(a), moments.direction(b))
+    c = moments.make_case(moments.MomentsParams(inputs=10, seed=2))
+    assert not np.array_equal(moments.direction(a), moments.direction(c))
 
 
 def test_every_framework_has_dense_hvp_and_greeks():
@@ -50,6 +56,12 @@ def test_every_framework_has_dense_hvp_and_greeks():
         assert {"dense", "hvp", "greeks"} <= kinds, fw
 
 
+def test_a_method_refuses_the_other_problem():
+    with pytest.raises(UnsupportedConfiguration, match="takes the gbm problem"):
+        registry.get("torch", "greeks").build(MOMENTS["float32"])
+
+
 def test_unknown_method_lists_the_valid_ones():
     with pytest.raises(UsageError, match="jax/hvp"):
         registry.get("jax", "newton")
+    assert registry.get("jax", "second:hvp").name == "hvp"

@@ -41,7 +41,10 @@ class MomentsCase:
     params: MomentsParams
     x: np.ndarray = field(repr=False)  # (n,) or (B, n), in the case's dtype
 
-    problem = "moments"
+    @property
+    def problem(self) -> str:
+        """ "moments" for one X, "moments-batch" for B rows (per-sample Jacobians)."""
+        return "moments-batch" if self.params.batch else "moments"
 
 
 def make_case(params: MomentsParams) -> MomentsCase:
@@ -78,3 +81,26 @@ def hvp_closed_form(x: np.ndarray, v: np.ndarray) -> np.ndarray:
 def dense_hessian_bytes(inputs: int, dtype: str, outputs: int = 3) -> int:
     """Memory of the dense Hessians: outputs x n x n numbers."""
     return outputs * inputs * inputs * np.dtype(dtype).itemsize
+
+
+def direction(case: MomentsCase) -> np.ndarray:
+    """The vector v of the case's Hessian-vector products: fixed by the seed, in its dtype."""
+    rng = np.random.default_rng(case.params.seed + 1)
+    return rng.standard_normal(case.x.shape).astype(case.params.dtype)
+
+
+def dense_hessian(x: np.ndarray) -> np.ndarray:
+    """The three dense Hessians (3, n, n) in float64: diagonal matrices (small n only)."""
+    return np.stack([np.diag(d) for d in hessian_diagonal(x)])
+
+
+def relative_error(values: np.ndarray, reference: np.ndarray, axis: int = -2) -> float:
+    """Largest error per output (along axis) scaled by that output's largest magnitude."""
+    v = np.moveaxis(np.asarray(values, dtype=np.float64), axis, 0)
+    r = np.moveaxis(np.asarray(reference, dtype=np.float64), axis, 0)
+    if v.shape != r.shape:
+        raise ValueError(f"shape {v.shape} does not match reference {r.shape}")
+    v, r = v.reshape(len(v), -1), r.reshape(len(r), -1)
+    scale = np.max(np.abs(r), axis=1)
+    scale[scale == 0] = 1.0
+    return float(np.max(np.max(np.abs(v - r), axis=1) / scale))

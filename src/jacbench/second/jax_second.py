@@ -1,20 +1,22 @@
-"""Second-order methods in JAX, under jit."""
+"""Second-order methods in JAX under jit, as builders: build_NAME(case) -> callable."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jacbench.problems import moments
 from jacbench.problems.gbm import GBMCase
+from jacbench.problems.moments import MomentsCase
 from jacbench.strategies import jax_gbm
 from jacbench.strategies.jax_moments import f
 
 jax.config.update("jax_enable_x64", True)
 
-
-def hessian(x: np.ndarray) -> np.ndarray:
-    return np.asarray(jax.jit(jax.hessian(f))(jnp.asarray(x)))
+_hessian = jax.jit(jax.hessian(f))
 
 
 @jax.jit
@@ -22,8 +24,20 @@ def _hvp(x, v):
     return jnp.stack([jax.jvp(jax.grad(lambda x, k=k: f(x)[k]), (x,), (v,))[1] for k in range(3)])
 
 
-def hvp(x: np.ndarray, v: np.ndarray) -> np.ndarray:
-    return np.asarray(_hvp(jnp.asarray(x), jnp.asarray(v)))
+def build_hessian(case: MomentsCase) -> Callable[[], np.ndarray]:
+    x = jnp.asarray(case.x)
+    return lambda: np.asarray(_hessian(x))
+
+
+def build_hvp(case: MomentsCase) -> Callable[[], np.ndarray]:
+    x, v = jnp.asarray(case.x), jnp.asarray(moments.direction(case))
+    return lambda: np.asarray(_hvp(x, v))
+
+
+def build_diagonal(case: MomentsCase) -> Callable[[], np.ndarray]:
+    x = jnp.asarray(case.x)
+    ones = jnp.ones_like(x)
+    return lambda: np.asarray(_hvp(x, ones))
 
 
 @jax.jit
@@ -42,5 +56,6 @@ def _greeks(spot, vol, z, t, drift):
     return jnp.stack([d_spot_vol, d_vol_vol], axis=1)
 
 
-def greeks(case: GBMCase) -> np.ndarray:
-    return np.asarray(_greeks(*jax_gbm._args(case)))
+def build_greeks(case: GBMCase) -> Callable[[], np.ndarray]:
+    args = jax_gbm._args(case)
+    return lambda: np.asarray(_greeks(*args))

@@ -1,16 +1,28 @@
-"""The registry of second-order methods, as data (framework, name, kind, description)."""
+"""The registry of second-order methods, as data (framework, name, kind, description, memory).
+
+A method is built for a case like a Jacobian strategy: ``method.build(case)`` returns a
+no-argument callable computing the result from scratch, and ``method.error(case, result)``
+measures it against the closed form. Dense Hessians, HVPs and diagonals take a moments case;
+per-path Greeks take a GBM case.
+"""
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from jacbench.errors import UsageError
+import numpy as np
+
+from jacbench.errors import UnsupportedConfiguration, UsageError
+from jacbench.measure.model import MemoryModel
+from jacbench.measure.model import MemoryModel as M
 
 # dense: the full Hessian of each of the 3 outputs, (3, n, n); hvp: Hessian-vector products
 # (3, n); diagonal: diag(H_k), (3, n), exact for a separable function; greeks: per-path
 # (d2 S_T / dS0 dsigma, d2 S_T / dsigma2), (N, 2), of the GBM simulation.
 KINDS = ("dense", "hvp", "diagonal", "greeks")
+PREFIX = "second:"  # how sweeps and results name a second-order method: "second:hvp"
 
 
 @dataclass(frozen=True)
@@ -19,45 +31,99 @@ class Method:
     name: str
     kind: str
     description: str
+    # Working memory in the model's units: for the moments problem one "path array" is the
+    # n inputs, so batch=1 means one n x n matrix (see jacbench.measure.model).
+    memory: MemoryModel = MemoryModel()
 
     @property
     def key(self) -> str:
         return f"{self.framework}/{self.name}"
 
-    def load(self):
-        module = importlib.import_module(f"jacbench.second.{self.framework}_second")
-        return getattr(module, self.name.replace("-", "_"))
+    @property
+    def problem(self) -> str:
+        return "gbm" if self.kind == "greeks" else "moments"
 
+    def build(self, case) -> Callable[[], np.ndarray]:
+        """Prepare the method for a case; calling the result computes it from scratch."""
+        if case.problem != self.problem:
+            raise UnsupportedConfiguration(
+                f"second-order method {self.key} takes the {self.problem} problem, "
+                f"not {case.problem}"
+            )
+        module = importlib.import_module(f"jacbench.second.{self.framework}_second")
+        return getattr(module, "build_" + self.name.replace("-", "_"))(case)
+
+    def reference(self, case) -> np.ndarray:
+        """The closed form of what the method computes, in float64."""
+        from jacbench.problems import gbm, moments
+
+        if self.kind == "greeks":
+            return gbm.hessian_closed_form(case)[:, 1:]
+        if self.kind == "dense":
+            return moments.dense_hessian(case.x)
+        if self.kind == "hvp":
+            return moments.hvp_closed_form(case.x, moments.direction(case))
+        return moments.hessian_diagonal(case.x)
+
+    def error(self, case, result: np.ndarray) -> float:
+        """Largest error against the closed form, per output scaled by its magnitude."""
+        from jacbench.problems import gbm, moments
+
+        if self.kind == "greeks":
+            return gbm.relative_error(result, self.reference(case))
+        return moments.relative_error(result, self.reference(case), axis=0)
+
+
+# Dense Hessians hold n x n numbers per output and more in flight; HVPs and diagonals a few
+# n-vectors; Greeks a few path arrays of the simulation (forward tangent over a reverse tape).
+DENSE = M(batch=6, fixed_mib=20)
+VECTORS = M(arrays=20, fixed_mib=20)
+GREEKS = M(arrays=12, fixed_mib=40)
 
 METHODS: tuple[Method, ...] = (
     Method("torch", "functional-hessian", "dense",
-           "torch.autograd.functional.hessian of each output (reverse-over-reverse)."),
+           "torch.autograd.functional.hessian of each output (reverse-over-reverse).", DENSE),
     Method("torch", "func-hessian", "dense",
-           "torch.func.hessian (jacfwd over jacrev) of all three outputs at once."),
+           "torch.func.hessian (jacfwd over jacrev) of all three outputs at once.", DENSE),
     Method("torch", "hvp", "hvp",
-           "Forward-over-reverse: torch.func.jvp of torch.func.grad, one pass per output."),
+           "Forward-over-reverse: torch.func.jvp of torch.func.grad, one pass per output.",
+           VECTORS),
     Method("torch", "diagonal", "diagonal",
-           "The HVP with a vector of ones: exactly diag(H) when H is diagonal (separable f)."),
+           "The HVP with a vector of ones: exactly diag(H) when H is diagonal (separable f).",
+           VECTORS),
     Method("torch", "greeks", "greeks",
-           "Per-path second-order Greeks: jvp in vol over the pathwise gradient."),
+           "Per-path second-order Greeks: jvp in vol over the pathwise gradient.", GREEKS),
     Method("tensorflow", "nested-tapes", "dense",
-           "A GradientTape.jacobian of the gradient from an inner tape, per output."),
+           "A GradientTape.jacobian of the gradient from an inner tape, per output.", DENSE),
     Method("tensorflow", "hvp", "hvp",
-           "Forward-over-reverse: ForwardAccumulator around a GradientTape gradient."),
+           "Forward-over-reverse: ForwardAccumulator around a GradientTape gradient.", VECTORS),
     Method("tensorflow", "greeks", "greeks",
-           "Per-path second-order Greeks: ForwardAccumulator in vol over the pathwise gradient."),
+           "Per-path second-order Greeks: ForwardAccumulator in vol over the pathwise gradient.",
+           GREEKS),
     Method("jax", "hessian", "dense",
-           "jax.hessian (jacfwd over jacrev) under jit."),
+           "jax.hessian (jacfwd over jacrev) under jit.", DENSE),
     Method("jax", "hvp", "hvp",
-           "Forward-over-reverse: jax.jvp of jax.grad, under jit."),
+           "Forward-over-reverse: jax.jvp of jax.grad, under jit.", VECTORS),
+    Method("jax", "diagonal", "diagonal",
+           "The HVP with a vector of ones under jit: exactly diag(H) for a separable f.",
+           VECTORS),
     Method("jax", "greeks", "greeks",
-           "Per-path second-order Greeks: jax.jvp in vol over the pathwise jax.grad, under jit."),
+           "Per-path second-order Greeks: jax.jvp in vol over the pathwise jax.grad, under jit.",
+           GREEKS),
 )  # fmt: skip
 
 
 def get(framework: str, name: str) -> Method:
+    if name.startswith(PREFIX):
+        name = name[len(PREFIX) :]
     for m in METHODS:
         if m.framework == framework and m.name == name:
             return m
     valid = ", ".join(m.key for m in METHODS)
     raise UsageError(f"unknown second-order method {framework}/{name}; choose one of: {valid}")
+
+
+def by_framework(framework: str, problem: str | None = None) -> list[Method]:
+    return [
+        m for m in METHODS if m.framework == framework and (problem is None or m.problem == problem)
+    ]

@@ -35,3 +35,7 @@ def build_jacrev(case: MomentsCase):
 
 def build_jacfwd(case: MomentsCase):
     return _runner(case, jax.jacfwd)
+
+
+def build_vmap_jacrev(case: MomentsCase):
+    return _runner(case, lambda g: jax.vmap(jax.jacrev(g)))

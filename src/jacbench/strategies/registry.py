@@ -21,7 +21,7 @@ from jacbench.measure.model import MemoryModel
 from jacbench.measure.model import MemoryModel as M
 
 FRAMEWORKS = ("torch", "tensorflow", "jax", "numpy")
-PROBLEMS = ("gbm", "moments")
+PROBLEMS = ("gbm", "moments", "moments-batch")
 MODES = ("forward", "reverse", "none")
 BATCHINGS = ("loop", "vectorized", "chunked", "single-pass")
 
@@ -29,7 +29,7 @@ BATCHINGS = ("loop", "vectorized", "chunked", "single-pass")
 class JacobianResult(NamedTuple):
     """What every strategy returns as numpy arrays: the Jacobian and the function's value.
 
-    GBM: J (N, 2) and S_T (N,). Moments: J (3, n) and f(X) (3,).
+    GBM: J (N, 2) and S_T (N,). Moments: J (3, n) and f(X) (3,); batched, (B, 3, n) and (B, 3).
     """
 
     jacobian: np.ndarray
@@ -57,8 +57,10 @@ class Strategy:
         return f"{self.framework}/{self.name}"
 
     def entry(self, problem: str = "gbm") -> str:
-        """The builder, "module:function": one module per framework and problem."""
-        return f"jacbench.strategies.{self.framework}_{problem}:build_{self.name.replace('-', '_')}"
+        """The builder, "module:function": one module per framework and problem (the batched
+        moments problem shares the moments module)."""
+        module = f"jacbench.strategies.{self.framework}_{problem.split('-')[0]}"
+        return f"{module}:build_{self.name.replace('-', '_')}"
 
     def record(self) -> dict:
         """Plain JSON-ready fields."""
@@ -153,6 +155,10 @@ STRATEGIES: tuple[Strategy, ...] = (
        "The second question's solution 1: one torch.autograd.grad per output with "
        "create_graph=True, recording a graph a first-order Jacobian never uses.",
        problems=("moments",)),
+    _s("torch", "vmap-jacrev", "reverse", "vectorized", "eager",
+       "torch.func.vmap(torch.func.jacrev(f)): per-sample Jacobians of a batch of rows, the "
+       "functorch answer to the second question.",
+       problems=("moments-batch",)),
     # --- TensorFlow ----------------------------------------------------------------------
     _s("tensorflow", "question", "reverse", "vectorized", "eager",
        "The question's program as written: tf.random.normal inside, no cumulative sum of the "
@@ -188,12 +194,16 @@ STRATEGIES: tuple[Strategy, ...] = (
        "Pathwise gradient inside tf.function(jit_compile=True) (XLA).",
        memory=M(arrays=4, fixed_mib=95)),
     _s("tensorflow", "batch-jacobian", "reverse", "vectorized", "eager",
-       "GradientTape.batch_jacobian: per-row Jacobians of a batch, here a batch of one.",
-       problems=("moments",)),
+       "GradientTape.batch_jacobian: per-row Jacobians of a batch (a batch of one for a "
+       "single X).",
+       problems=("moments", "moments-batch")),
     # --- JAX -----------------------------------------------------------------------------
     _s("jax", "jacrev", "reverse", "vectorized", "jit",
        "jax.jacrev under jit: vmap over N VJPs.",
        memory=M(batch=3.3, fixed_mib=100), problems=BOTH),
+    _s("jax", "vmap-jacrev", "reverse", "vectorized", "jit",
+       "jax.vmap(jax.jacrev(f)) under jit: per-sample Jacobians of a batch of rows.",
+       problems=("moments-batch",)),
     _s("jax", "jacrev-chunked", "reverse", "chunked", "jit",
        "jax.lax.map(batch_size=chunk) over the VJP under jit: chunks of N VJPs.",
        memory=M(chunk=3.0, fixed_mib=100)),
@@ -212,7 +222,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     # --- numpy ---------------------------------------------------------------------------
     _s("numpy", "analytic", "none", "single-pass", "numpy",
        "The closed form: (S_T / S0, S_T (W_T - sigma T)).",
-       memory=M(arrays=3), problems=BOTH),
+       memory=M(arrays=3), problems=(*BOTH, "moments-batch")),
     _s("numpy", "finite-difference", "none", "single-pass", "numpy",
        "Central bump-and-revalue of spot and vol with the same normals: 4 extra simulations.",
        memory=M(arrays=5.1, fixed_mib=4)),

@@ -40,14 +40,15 @@ def build_tape_jacobian_loop(case: MomentsCase):
 
 
 def build_batch_jacobian(case: MomentsCase) -> Callable[[], JacobianResult]:
-    # batch_jacobian wants a leading batch axis: one row here.
-    x = tf.constant(case.x[None, :])
+    # batch_jacobian wants a leading batch axis: a single X is a batch of one row.
+    single = case.x.ndim == 1
+    x = tf.constant(case.x[None, :] if single else case.x)
 
     def run() -> JacobianResult:
         with tf.GradientTape() as tape:
             tape.watch(x)
             y = f(x)
-        j = tape.batch_jacobian(y, x)
-        return JacobianResult(np.asarray(j)[0], np.asarray(y)[0])
+        j, y = np.asarray(tape.batch_jacobian(y, x)), np.asarray(y)
+        return JacobianResult(j[0], y[0]) if single else JacobianResult(j, y)
 
     return run

@@ -83,3 +83,10 @@ def build_jacfwd(case: MomentsCase):
     x0 = _x(case)
     jac = torch.func.jacfwd(f)
     return lambda: _result(jac(x0), f(x0))
+
+
+def build_vmap_jacrev(case: MomentsCase):
+    x0 = _x(case)
+    # One (3, n) Jacobian per row of X (B, n), vectorized over rows: the per-sample Jacobian.
+    jac = torch.func.vmap(torch.func.jacrev(f))
+    return lambda: _result(jac(x0), f(x0))
