@@ -27,8 +27,9 @@ def test_book_builds_with_warnings_as_errors(built):
         "02-modes",
         "03-vectorized",
         "04-gbm",
-        "05-recommend",
-        "06-reproduce",
+        "05-wide",
+        "06-recommend",
+        "07-reproduce",
     ):
         assert (out / "html" / "book" / f"{name}.html").exists()
         assert (out / "html" / "notebooks" / f"{name}.html").exists()

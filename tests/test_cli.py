@@ -62,6 +62,16 @@ BAD = [
     (["--framework", "torch", "--strategy", "jvp", "--paths", "many"], "--paths"),
     (["--framework", "numpy", "--strategy", "analytic", "--problem", "heat"], "problem"),
     (["--strategy", "jvp"], "--framework"),
+    (["--framework", "torch", "--strategy", "jvp", "--device", "cuda"], "no GPU is present"),
+    (["--framework", "torch", "--strategy", "jvp", "--device", "tpu"], "cpu, cuda"),
+    (
+        ["--framework", "torch", "--strategy", "jacrev", "--problem", "moments", "--batch", "4"],
+        "vmap-jacrev",
+    ),
+    (
+        ["--framework", "numpy", "--strategy", "analytic", "--problem", "moments", "--batch", "-1"],
+        "--batch",
+    ),
 ]
 
 

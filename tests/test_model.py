@@ -56,21 +56,30 @@ def range_rows(tmp_path_factory):
     return sweep.read_rows(out)
 
 
-def _check(rows: list[dict]) -> list[str]:
-    bad = []
-    for r in rows:
-        if r["target"] != "strategy" or r["status"] != "ok":
-            continue
-        if (r["framework"], r["strategy"]) in GLIBC_RETAINS and r["allocator"] == "glibc":
-            continue
-        predicted = model.predict(
+def _predicted(r: dict) -> int:
+    if r["problem"] == "gbm":
+        return model.predict(
             r["framework"], r["strategy"], int(r["paths"]), int(r["steps"]), r["dtype"],
             int(r["chunk_size"]),
         )  # fmt: skip
+    return model.predict_moments(
+        r["framework"], r["strategy"], int(r["inputs"]), int(r["batch"]), r["dtype"]
+    )
+
+
+def _check(rows: list[dict]) -> list[str]:
+    bad = []
+    for r in rows:
+        if r["target"] not in ("strategy", "second") or r["status"] != "ok":
+            continue
+        if (r["framework"], r["strategy"]) in GLIBC_RETAINS and r["allocator"] == "glibc":
+            continue
+        predicted = _predicted(r)
         measured = _measured_peak(r)
         if not 0.5 <= predicted / measured <= 2:
             bad.append(
-                f"{r['framework']}/{r['strategy']} N={r['paths']}: predicted "
+                f"{r['problem']} {r['framework']}/{r['strategy']} N={r['paths'] or r['inputs']}: "
+                "predicted "
                 f"{predicted / 2**20:.0f} MiB, measured {measured / 2**20:.0f} MiB"
             )
     return bad
@@ -96,6 +105,32 @@ def test_model_slope_matches_at_the_largest_size(range_rows):
                 f"{s.key} N={n}: working {predicted / 2**20:.0f} vs {measured / 2**20:.0f} MiB"
             )
     assert bad == []
+
+
+# The moments problems and second-order methods at sizes other than those their coefficients
+# were fitted on (n = 10^5-10^7, dense n = 1,000-6,000, Greeks N = 10^4-10^5).
+WIDE = [
+    ("moments", "torch", "jacrev", 3_000_000, 0),
+    ("moments", "tensorflow", "tape-jacobian-pfor", 3_000_000, 0),
+    ("moments", "jax", "jacfwd", 6000, 0),
+    ("moments", "torch", "second:functional-hessian", 2000, 0),
+    ("moments", "jax", "second:hessian", 4000, 0),
+    ("moments", "tensorflow", "second:hvp", 3_000_000, 0),
+    ("moments-batch", "jax", "vmap-jacrev", 30_000, 16),
+    ("gbm", "torch", "second:greeks", 30_000, 0),
+]
+
+
+def test_model_of_the_wide_problems_and_hessians(tmp_path):
+    cases = [
+        sweep.Case(framework=fw, strategy=name, problem=problem,
+                   **({"paths": n} if problem == "gbm" else {"inputs": n, "batch": b}),
+                   threads=2, repeats=1, warm_budget_s=0.1, timeout=300)
+        for problem, fw, name, n, b in WIDE
+    ]  # fmt: skip
+    rows = sweep.read_rows(sweep.run_sweep(cases, tmp_path / "wide.csv", quiet=True))
+    assert [r["status"] for r in rows] == ["ok"] * len(WIDE), [r["message"] for r in rows]
+    assert _check(rows) == []
 
 
 def test_model_matches_every_strategy_in_the_quick_profile(quick_results):

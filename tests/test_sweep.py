@@ -152,3 +152,62 @@ def test_results_file_with_other_columns_is_refused(tmp_path, capsys):
     args = ["sweep", "--profile", str(DATA / "probes.yaml"), "--out", str(out), "--quiet"]
     assert main(args) == 2
     assert "--fresh" in capsys.readouterr().err
+
+
+def test_moments_groups_expand_by_inputs_and_batch(tmp_path):
+    p = tmp_path / "wide.yaml"
+    p.write_text(
+        "groups:\n"
+        "  - {problem: moments, frameworks: [jax], strategies: all, inputs: [100, 1e3]}\n"
+        "  - {problem: moments, frameworks: [torch], strategies: [second:hvp], inputs: [10]}\n"
+        "  - {problem: moments-batch, strategies: all, inputs: [50], batch: [4]}\n"
+        "  - {problem: gbm, frameworks: [jax], strategies: [second:greeks], paths: [100]}\n"
+    )
+    cases = sweep.expand(sweep.load_profile(str(p)))
+    got = {(c.problem, c.framework, c.strategy, c.size, c.batch) for c in cases}
+    assert ("moments", "jax", "jacrev", 1000, 0) in got
+    assert ("moments", "torch", "second:hvp", 10, 0) in got
+    assert ("moments-batch", "torch", "vmap-jacrev", 50, 4) in got
+    assert ("gbm", "jax", "second:greeks", 100, 0) in got
+    # GBM-only strategies are not moments cases, and overrides pick problems and sizes.
+    assert not any(c.strategy == "pathwise" for c in cases if c.problem == "moments")
+    only = sweep.expand(sweep.load_profile(str(p)), {"problems": ["moments"], "inputs": [7]})
+    assert {c.problem for c in only} == {"moments"} and {c.inputs for c in only} == {7}
+
+
+def test_a_moments_sweep_is_measured_and_checked(tmp_path):
+    cases = [
+        sweep.Case(framework="jax", strategy="jacrev", problem="moments", inputs=1000,
+                   repeats=2, warm_budget_s=0.1, timeout=120),
+        sweep.Case(framework="jax", strategy="second:hvp", problem="moments", inputs=1000,
+                   repeats=2, warm_budget_s=0.1, timeout=120),
+        sweep.Case(framework="numpy", strategy="analytic", problem="moments-batch", inputs=100,
+                   batch=3, repeats=2, warm_budget_s=0.1, timeout=120),
+    ]  # fmt: skip
+    out = sweep.run_sweep(cases, tmp_path / "wide.csv", quiet=True)
+    rows = _rows(out)
+    assert [r["status"] for r in rows] == ["ok"] * 3, [r["message"] for r in rows]
+    assert all(float(r["max_rel_error"]) < 1e-5 for r in rows)
+    assert {r["inputs"] for r in rows} == {"1000", "100"} and rows[0]["paths"] == ""
+
+
+def test_dense_hessian_at_the_question_size_is_skipped_on_the_model(tmp_path):
+    case = sweep.Case(framework="torch", strategy="second:func-hessian", problem="moments",
+                      inputs=100_000)  # fmt: skip
+    row = sweep.measure_case(case)
+    assert row["status"] == "skipped-predicted"
+    # Three dense 100,000 x 100,000 float32 Hessians are 120 GB before any working memory.
+    assert row["predicted_peak"] > 3 * 4 * 100_000**2
+
+
+def test_results_file_of_the_previous_version_is_upgraded(tmp_path):
+    old = [c for c in sweep.COLUMNS if c not in sweep.ADDED_COLUMNS]
+    out = tmp_path / "old.csv"
+    with open(out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=old, lineterminator="\n")
+        w.writeheader()
+        w.writerow({c: "" for c in old} | {"key": "k1", "framework": "jax", "paths": "10"})
+    sweep.run_sweep([], out, quiet=True)
+    rows = _rows(out)
+    assert list(rows[0]) == sweep.COLUMNS
+    assert rows[0]["key"] == "k1" and rows[0]["paths"] == "10" and rows[0]["inputs"] == ""

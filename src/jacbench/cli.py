@@ -28,7 +28,9 @@ def _add_gbm_arguments(p: argparse.ArgumentParser) -> None:
     from jacbench.problems.gbm import DTYPES, GBMParams
 
     d = GBMParams()
-    p.add_argument("--problem", default="gbm", help="gbm (default) or moments")
+    p.add_argument(
+        "--problem", default="gbm", help="gbm (default) or moments (--batch B: B rows of X)"
+    )
     p.add_argument("--paths", type=int, default=d.paths, help="N, number of paths")
     p.add_argument("--steps", type=int, default=d.steps, help="M, number of time steps")
     p.add_argument("--spot", type=float, default=d.spot)
@@ -41,16 +43,41 @@ def _add_gbm_arguments(p: argparse.ArgumentParser) -> None:
         "--chunk-size", type=int, default=d.chunk_size, help="batch of the chunked strategies"
     )
     p.add_argument("--inputs", type=int, default=100_000, help="n, inputs of --problem moments")
+    p.add_argument(
+        "--batch", type=int, default=0, help="B rows of X for per-sample Jacobians (moments)"
+    )
+    p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+
+
+def check_device(device: str) -> None:
+    """UsageError unless the device can be used here (cuda needs an NVIDIA GPU)."""
+    from jacbench.measure import devices
+
+    devices.check(device)
+
+
+def problem_of(args: argparse.Namespace) -> str:
+    """The problem a command's arguments name: gbm, moments or moments-batch."""
+    if args.problem not in ("gbm", "moments"):
+        raise UsageError(f"unknown problem {args.problem!r}; choose one of: gbm, moments")
+    if args.problem == "gbm":
+        return "gbm"
+    return "moments-batch" if args.batch else "moments"
+
+
+def moments_params(args: argparse.Namespace):
+    """MomentsParams from parsed arguments, validated (UsageError on bad input)."""
+    from jacbench.problems.moments import MomentsParams
+
+    return MomentsParams(
+        inputs=args.inputs, batch=args.batch, seed=args.seed, dtype=args.dtype
+    ).validate()
 
 
 def gbm_params(args: argparse.Namespace):
     """GBMParams from parsed arguments, validated (UsageError on bad input)."""
     from jacbench.problems.gbm import GBMParams
 
-    if args.problem == "moments" and args.command != "jacobian":
-        raise UsageError("--problem moments is supported by 'jacbench jacobian' only so far")
-    if args.problem != "gbm":
-        raise UsageError(f"unknown problem {args.problem!r}; choose one of: gbm, moments")
     return GBMParams(
         paths=args.paths,
         steps=args.steps,
@@ -76,7 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--framework", required=True)
     p.add_argument("--strategy", required=True)
     _add_gbm_arguments(p)
-    p.add_argument("--output", help="write jacobian (N, 2) and terminal (N,) to this .npz")
+    p.add_argument(
+        "--output",
+        help="write jacobian (N, 2) and terminal (N,) to this .npz (moments: jacobian (3, n), x)",
+    )
     p.set_defaults(func=cmd_jacobian)
 
     p = sub.add_parser("measure", help="measure one case in an isolated, memory-capped worker")
@@ -96,6 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--frameworks", help="comma-separated subset")
     p.add_argument("--strategies", help="comma-separated subset of strategy names")
     p.add_argument("--paths", help="comma-separated N values, e.g. 1e2,1e3,1e4")
+    p.add_argument("--inputs", help="comma-separated n values of the moments groups")
+    p.add_argument("--problems", help="comma-separated subset: gbm, moments, moments-batch")
     _add_limits(p)
     p.add_argument("--allocators", help="comma-separated: glibc, glibc-mmap, jemalloc")
     p.add_argument("--threads", type=int)
@@ -160,8 +192,9 @@ def cmd_jacobian(args: argparse.Namespace) -> int:
     from jacbench.problems import gbm
     from jacbench.strategies import registry
 
+    check_device(args.device)
     strategy = registry.get(args.framework, args.strategy)
-    if args.problem == "moments":
+    if problem_of(args) != "gbm":
         return _jacobian_moments(args, strategy)
     params = gbm_params(args)
     strategy.check(params.dtype)
@@ -204,20 +237,26 @@ def _case_from_args(args: argparse.Namespace):
         if ":" not in args.callable:
             raise UsageError(f"--callable must be module:function, got {args.callable!r}")
         framework, strategy = "callable", f"callable:{args.callable}"
+    elif not args.framework or not args.strategy:
+        raise UsageError("give --framework and --strategy, or --callable module:function")
+    elif args.strategy.startswith("second:"):
+        from jacbench.second import registry as second
+
+        framework, strategy = args.framework, f"second:{second.get(*_names(args)).name}"
     else:
-        if not args.framework or not args.strategy:
-            raise UsageError("give --framework and --strategy, or --callable module:function")
         s = registry.get(args.framework, args.strategy)
         framework, strategy = s.framework, s.name
-    params = gbm_params(args)
-    if not args.callable:
-        registry.get(framework, strategy).check(params.dtype)
+    check_device(args.device)
+    problem = problem_of(args)
+    params = gbm_params(args) if problem == "gbm" else moments_params(args)
+    _check_supported(framework, strategy, problem, params.dtype)
     if args.threads < 1:
         raise UsageError(f"--threads must be at least 1, got {args.threads}")
     harness.allocator_environment(args.allocator)  # UsageError if unknown or missing
     return Case(
         framework=framework,
         strategy=strategy,
+        problem=problem,
         **dataclasses.asdict(params),
         threads=args.threads,
         allocator=args.allocator,
@@ -225,6 +264,35 @@ def _case_from_args(args: argparse.Namespace):
         timeout=args.timeout if args.timeout else 300.0,
         repeats=args.repeats,
     )
+
+
+def _names(args: argparse.Namespace) -> tuple[str, str]:
+    return args.framework, args.strategy
+
+
+def _check_supported(framework: str, strategy: str, problem: str, dtype: str) -> None:
+    """UsageError when the strategy or method cannot run this problem or dtype."""
+    from jacbench.errors import UnsupportedConfiguration
+    from jacbench.strategies import registry
+
+    if strategy.startswith("callable:"):
+        return
+    if strategy.startswith("second:"):
+        from jacbench.second import registry as second
+
+        method = second.get(framework, strategy)
+        if method.problem != problem:
+            raise UnsupportedConfiguration(
+                f"second-order method {method.key} takes --problem {method.problem.split('-')[0]}"
+            )
+        return
+    s = registry.get(framework, strategy)
+    s.check(dtype)
+    if problem not in s.problems:
+        valid = ", ".join(x.name for x in registry.by_framework(framework, problem))
+        raise UnsupportedConfiguration(
+            f"strategy {s.key} does not support the {problem} problem; choose one of: {valid}"
+        )
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
@@ -241,27 +309,37 @@ def _split(text: str | None) -> list[str] | None:
     return [x.strip() for x in text.split(",") if x.strip()] if text else None
 
 
+def _sizes(option: str, text: str | None) -> list[int] | None:
+    values = _split(text)
+    try:
+        sizes = [int(float(n)) for n in values] if values else None
+    except ValueError:
+        raise UsageError(f"{option} must be numbers like 1e3,1e4, got {text!r}") from None
+    if sizes and min(sizes) < 1:
+        raise UsageError(f"{option} values must be at least 1")
+    return sizes
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from jacbench.measure import harness, sweep
 
     profile = sweep.load_profile(args.profile)
-    paths = _split(args.paths)
-    try:
-        paths_n = [int(float(n)) for n in paths] if paths else None
-    except ValueError:
-        raise UsageError(f"--paths must be numbers like 1e3,1e4, got {args.paths!r}") from None
-    if paths_n and min(paths_n) < 1:
-        raise UsageError("--paths values must be at least 1")
+    paths_n = _sizes("--paths", args.paths)
+    inputs_n = _sizes("--inputs", args.inputs)
+    for name in _split(args.problems) or []:
+        if name not in sweep.SIZE:
+            raise UsageError(f"unknown problem {name!r}; choose one of: {', '.join(sweep.SIZE)}")
     for name in _split(args.frameworks) or []:
         if name not in ("torch", "tensorflow", "jax", "numpy"):
             raise UsageError(
                 f"unknown framework {name!r}; choose one of: torch, tensorflow, jax, numpy"
             )
+    from jacbench.second.registry import METHODS
     from jacbench.strategies.registry import STRATEGIES
 
-    known = {s.name for s in STRATEGIES}
+    known = {s.name for s in STRATEGIES} | {f"second:{m.name}" for m in METHODS}
     for name in _split(args.strategies) or []:
         if name not in known and not name.startswith(("simulation:", "callable:")):
             raise UsageError(f"unknown strategy {name!r}; see 'jacbench strategies'")
@@ -277,6 +355,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             "frameworks": _split(args.frameworks),
             "strategies": _split(args.strategies),
             "paths": paths_n,
+            "inputs": inputs_n,
+            "problems": _split(args.problems),
             "allocators": _split(args.allocators),
             "mem_cap": args.mem_cap,
             "timeout": args.timeout,
@@ -360,25 +440,28 @@ def _jacobian_moments(args: argparse.Namespace, strategy) -> int:
     import numpy as np
 
     from jacbench.errors import UnsupportedConfiguration
-    from jacbench.problems import gbm, moments
+    from jacbench.problems import moments
 
-    if "moments" not in strategy.problems:
-        valid = ", ".join(s.name for s in registry_for(args.framework) if "moments" in s.problems)
+    problem = problem_of(args)
+    if problem not in strategy.problems:
+        valid = ", ".join(s.name for s in registry_for(args.framework) if problem in s.problems)
+        option = "--problem moments" + (" --batch" if args.batch else "")
         raise UnsupportedConfiguration(
-            f"strategy {strategy.key} does not support --problem moments; choose one of: {valid}"
+            f"strategy {strategy.key} does not support {option}; choose one of: {valid}"
         )
-    params = moments.MomentsParams(inputs=args.inputs, seed=args.seed, dtype=args.dtype)
-    strategy.check(params.validate().dtype)
+    params = moments_params(args)
+    strategy.check(params.dtype)
     case = moments.make_case(params)
     start = time.perf_counter()
     result = strategy.build(case)()
     elapsed = time.perf_counter() - start
-    # Rows scaled like GBM's columns: each output's largest error relative to its scale.
-    error = gbm.relative_error(result.jacobian.T, moments.jacobian_closed_form(case.x).T)
+    # Each output's largest error relative to its scale.
+    error = moments.relative_error(result.jacobian, moments.jacobian_closed_form(case.x))
     if args.output:
         np.savez(args.output, jacobian=result.jacobian, x=case.x)
+    batch = f" B={params.batch}" if params.batch else ""
     print(
-        f"{strategy.key}  moments n={params.inputs} {params.dtype}  "
+        f"{strategy.key}  moments n={params.inputs}{batch} {params.dtype}  "
         f"time {elapsed:.4f} s (first call, set-up and compilation included)  "
         f"max relative error {error:.2e} vs closed form"
     )
@@ -417,8 +500,10 @@ def cmd_crossover(args: argparse.Namespace) -> int:
     print(markdown_table(["framework", "mode", "m x n", "warm median", "max rel. error"], table))
     for fw in frameworks:
         aspect = crossover.crossover([r for r in rows if r["framework"] == fw])
-        where = f"m / n = {aspect:g}" if aspect is not None else "never (forward always faster)"
-        print(f"{fw}: reverse mode first beats forward mode at {where}")
+        if aspect is None:
+            print(f"{fw}: forward mode is as fast as reverse mode or faster at the widest shape")
+        else:
+            print(f"{fw}: reverse mode beats forward mode from m / n = {aspect:g} on")
     if args.out:
         with open(args.out, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))

@@ -8,6 +8,8 @@ framework, the shape where reverse mode starts to beat forward mode.
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import json
 import os
 import statistics
@@ -15,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -107,14 +110,22 @@ def measure(framework: str, total: int, steps: int, repeats: int, budget: float)
 
 
 def crossover(rows: list[dict]) -> float | None:
-    """The aspect m / n where reverse mode first beats forward mode, going from tall to wide."""
+    """The aspect m / n from which reverse mode beats forward mode at every wider shape.
+
+    Going from tall to wide, the tallest shape where reverse is faster there and at every
+    shape after it: a single noisy shape where reverse happens to win does not count.
+    """
     by_shape: dict[tuple[int, int], dict[str, float]] = {}
     for r in rows:
         by_shape.setdefault((r["outputs"], r["inputs"]), {})[r["mode"]] = r["warm_median_s"]
-    for (m, n), t in sorted(by_shape.items(), key=lambda kv: -kv[0][0] / kv[0][1]):
-        if "forward" in t and "reverse" in t and t["reverse"] < t["forward"]:
-            return m / n
-    return None
+    shapes = [(m, n) for (m, n), t in by_shape.items() if "forward" in t and "reverse" in t]
+    found = None
+    for m, n in sorted(shapes, key=lambda s: s[0] / s[1]):  # from wide to tall
+        t = by_shape[(m, n)]
+        if t["reverse"] >= t["forward"]:
+            break
+        found = m / n
+    return found
 
 
 def run_all(frameworks: list[str], total: int, steps: int, repeats: int, budget: float,
@@ -135,6 +146,49 @@ def run_all(frameworks: list[str], total: int, steps: int, repeats: int, budget:
             raise RuntimeError(f"crossover for {fw} failed: {tail}")
         rows += got
     return rows
+
+
+FIELDS = ("framework", "mode", "outputs", "inputs", "cold_s", "warm_median_s", "max_rel_error")
+
+
+def path_for(results: Path) -> Path:
+    """Where a sweep's crossover rows live: beside its results, results/PROFILE.crossover.csv."""
+    return results.with_name(results.stem + ".crossover.csv")
+
+
+def write_csv(rows: list[dict], out: Path) -> Path:
+    """Write the rows atomically (a half-written file is never left behind)."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=FIELDS, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(buf.getvalue())
+    os.replace(tmp, out)
+    return out
+
+
+def read_csv(path: Path) -> list[dict]:
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        for k in ("outputs", "inputs"):
+            r[k] = int(r[k])
+        for k in ("cold_s", "warm_median_s", "max_rel_error"):
+            r[k] = float(r[k])
+    return rows
+
+
+def run_profile(spec: dict, results: Path, frameworks=("torch", "tensorflow", "jax")) -> Path:
+    """Measure a profile's crossover (its "crossover" entry) beside its results, unless the
+    file is already there; returns the file."""
+    out = path_for(results)
+    if out.exists():
+        return out
+    c = {"total": 1024, "steps": 7, "repeats": 5, **spec.get("crossover", {})}
+    rows = run_all(list(frameworks), int(c["total"]), int(c["steps"]), int(c["repeats"]), 2.0)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return write_csv(rows, out)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -190,20 +190,26 @@ def spec_for(
     strategy: str | None = None,
     simulation: str | None = None,
     callable_: str | None = None,
+    second: str | None = None,
+    problem: str = "gbm",
     params: dict | None = None,
     threads: int = 1,
     repeats: int = 5,
     warm_budget_s: float = 10.0,
 ) -> dict:
-    """A worker spec for a strategy, a simulation baseline or a user's callable."""
+    """A worker spec for a strategy, a second-order method, a simulation baseline or a
+    user's callable."""
     if callable_:
         target = {"callable": callable_}
     elif simulation:
         target = {"framework": framework, "simulation": simulation}
+    elif second:
+        target = {"framework": framework, "second": second}
     else:
         target = {"framework": framework, "strategy": strategy}
     return {
         "target": target,
+        "problem": problem,
         "params": params or {},
         "threads": threads,
         "repeats": repeats,

@@ -59,12 +59,35 @@ def inputs_bytes(framework: str, paths: int, steps: int, dtype: str) -> int:
 def predict(
     framework: str, name: str, paths: int, steps: int, dtype: str, chunk_size: int = 256
 ) -> int:
-    """Predicted absolute peak RSS in bytes of a registered strategy's worker."""
-    from jacbench.strategies import registry
-
-    s = registry.get(framework, name)
+    """Predicted absolute peak RSS in bytes of a registered strategy's worker (or of a
+    second-order method's, named "second:<method>")."""
     return (
         IMPORT_BASE[framework]
         + inputs_bytes(framework, paths, steps, dtype)
-        + s.memory.working(paths, steps, dtype, chunk_size)
+        + _memory(framework, name, "memory").working(paths, steps, dtype, chunk_size)
     )
+
+
+def _memory(framework: str, name: str, attribute: str) -> MemoryModel:
+    if name.startswith("second:"):
+        from jacbench.second import registry as second
+
+        return second.get(framework, name).memory
+    from jacbench.strategies import registry
+
+    return getattr(registry.get(framework, name), attribute)
+
+
+def predict_moments(framework: str, name: str, inputs: int, batch: int, dtype: str) -> int:
+    """Predicted absolute peak RSS in bytes for the moments problem (n inputs, B rows).
+
+    The same formula with one "path array" being the E = n * max(B, 1) inputs (steps = 0):
+    ``arrays`` counts input-sized buffers, ``batch`` n of them (an n x n matrix per row: the
+    basis of forward mode over n inputs, or a dense Hessian). ``name`` is a registered
+    strategy or "second:<method>".
+    """
+    memory = _memory(framework, name, "memory_moments")
+    elements = inputs * max(batch, 1)
+    size = elements * np.dtype(dtype).itemsize
+    working = memory.fixed_mib * MIB + memory.arrays * size + memory.batch * inputs * size
+    return int(IMPORT_BASE[framework] + INPUT_COPIES[framework] * size + working)

@@ -30,6 +30,7 @@ from jacbench.errors import UsageError
 from jacbench.measure import harness, model
 from jacbench.measure.worker import thread_environment
 from jacbench.problems.gbm import GBMParams
+from jacbench.problems.moments import MomentsParams
 from jacbench.strategies import registry
 
 SPEC_FIELDS = [
@@ -38,6 +39,8 @@ SPEC_FIELDS = [
     "strategy",
     "target",
     "paths",
+    "inputs",
+    "batch",
     "steps",
     "spot",
     "vol",
@@ -79,6 +82,11 @@ METRIC_FIELDS = [
     "wall_s",
 ]
 COLUMNS = ["key", "env", *SPEC_FIELDS, *METRIC_FIELDS]
+# Columns added since the first results files: a file without them is upgraded in place (the
+# new columns blank in its rows, which are all gbm rows), so its measurements are kept.
+ADDED_COLUMNS = ("inputs", "batch")
+# A problem's size columns: what "N" means in a case's label.
+SIZE = {"gbm": "paths", "moments": "inputs", "moments-batch": "inputs"}
 
 
 @dataclass(frozen=True)
@@ -86,8 +94,11 @@ class Case:
     """One measurement: a target at a size, with its threads, allocator and caps."""
 
     framework: str
-    strategy: str  # a registered name, "simulation:<execution>", or "callable:<module:function>"
-    paths: int = 1000
+    # a registered name, "second:<method>", "simulation:<execution>" or "callable:<mod:func>"
+    strategy: str
+    paths: int = 1000  # gbm: N paths
+    inputs: int = 0  # moments: n inputs
+    batch: int = 0  # moments-batch: B rows
     steps: int = 52
     dtype: str = "float32"
     chunk_size: int = 256
@@ -110,11 +121,14 @@ class Case:
             return "callable"
         if self.strategy.startswith("simulation:"):
             return "simulation"
+        if self.strategy.startswith("second:"):
+            return "second"
         return "strategy"
 
     def model_params(self) -> dict[str, Any]:
-        """The problem's parameters, as the worker builds its GBMParams from them."""
-        return {f.name: getattr(self, f.name) for f in fields(GBMParams)}
+        """The problem's parameters, as the worker builds its GBMParams or MomentsParams."""
+        cls = GBMParams if self.problem == "gbm" else MomentsParams
+        return {f.name: getattr(self, f.name) for f in fields(cls)}
 
     def spec_row(self) -> dict[str, Any]:
         return {
@@ -134,8 +148,16 @@ class Case:
         text = json.dumps([self.spec_row(), env], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
+    @property
+    def size(self) -> int:
+        return getattr(self, SIZE[self.problem])
+
     def label(self) -> str:
-        return f"{self.framework}/{self.strategy} N={self.paths:,} {self.dtype} {self.allocator}"
+        size = f"N={self.paths:,}" if self.problem == "gbm" else f"n={self.inputs:,}"
+        if self.batch:
+            size += f" B={self.batch}"
+        what = "" if self.problem == "gbm" else f"{self.problem} "
+        return f"{what}{self.framework}/{self.strategy} {size} {self.dtype} {self.allocator}"
 
     def worker_spec(self) -> dict:
         params = self.model_params()
@@ -145,6 +167,8 @@ class Case:
             strategy=self.strategy if self.target == "strategy" else None,
             simulation=rest if kind == "simulation" else None,
             callable_=rest if kind == "callable" else None,
+            second=rest if kind == "second" else None,
+            problem=self.problem,
             params=params,
             threads=self.threads,
             repeats=self.repeats,
@@ -153,11 +177,14 @@ class Case:
 
 
 def predicted_peak(case: Case) -> int | None:
-    """The memory model's prediction for a registered strategy (None for other targets)."""
-    if case.target != "strategy":
+    """The memory model's prediction for a registered strategy or second-order method (None
+    for simulations and callables)."""
+    if case.target not in ("strategy", "second"):
         return None
-    return model.predict(case.framework, case.strategy, case.paths, case.steps, case.dtype,
-                         case.chunk_size)  # fmt: skip
+    if case.problem == "gbm":
+        return model.predict(case.framework, case.strategy, case.paths, case.steps, case.dtype,
+                             case.chunk_size)  # fmt: skip
+    return model.predict_moments(case.framework, case.strategy, case.inputs, case.batch, case.dtype)
 
 
 def measure_case(case: Case) -> dict[str, Any]:
@@ -252,16 +279,31 @@ def _repair(path: Path) -> None:
 
 
 def _check_header(path: Path) -> None:
-    """UsageError if an existing results file has other columns (another jacbench version)."""
+    """Upgrade a file from before ADDED_COLUMNS; UsageError if it has other columns."""
     if not path.exists() or path.stat().st_size == 0:
         return
     with open(path, newline="") as f:
         header = next(csv.reader(f), [])
+    if header == [c for c in COLUMNS if c not in ADDED_COLUMNS]:
+        _upgrade(path)
+        return
     if header != COLUMNS:
         raise UsageError(
             f"{path} was written with other columns (another version of jacbench); "
             "use --fresh to measure again or --out for a new file"
         )
+
+
+def _upgrade(path: Path) -> None:
+    """Rewrite a results file with today's columns (new ones blank), atomically."""
+    rows = read_rows(path)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(buf.getvalue())
+    os.replace(tmp, path)
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
@@ -314,33 +356,60 @@ def load_profile(name_or_path: str) -> dict:
     return data
 
 
-def _strategy_names(framework: str, spec: Any) -> list[str]:
-    """The group's strategy names that exist in this framework ("all": every registered one)."""
-    # Sweeps measure the GBM problem.
+def _strategy_names(framework: str, spec: Any, problem: str = "gbm") -> list[str]:
+    """The group's names that exist in this framework for the problem ("all": every
+    registered strategy of the problem; second-order methods are named "second:<method>")."""
+    from jacbench.second import registry as second
+
     if spec in (None, "all"):
-        return [s.name for s in registry.by_framework(framework, "gbm")]
+        return [s.name for s in registry.by_framework(framework, problem)]
     names = [spec] if isinstance(spec, str) else list(spec)
     executions = {s.execution for s in registry.by_framework(framework, "gbm")}
-    registered = {s.name for s in registry.by_framework(framework, "gbm")}
+    registered = {s.name for s in registry.by_framework(framework, problem)}
+    methods = {m.name for m in second.by_framework(framework, problem)}
     keep = []
     for n in names:
         kind, _, rest = n.partition(":")
-        if kind == "callable" or (kind == "simulation" and rest in executions) or n in registered:
+        if (
+            kind == "callable"
+            or (kind == "simulation" and problem == "gbm" and rest in executions)
+            or (kind == "second" and rest in methods)
+            or n in registered
+        ):
             keep.append(n)
     return keep
 
 
-def _check_group(group: dict, frameworks: list[str]) -> None:
-    """UsageError for a strategy name that no framework of the group has."""
+def _check_group(group: dict, frameworks: list[str], problem: str) -> None:
+    """UsageError for an unknown problem or a strategy name that no framework of the group
+    has for the group's problem."""
+    if problem not in SIZE:
+        raise UsageError(f"unknown problem {problem!r} in a profile group; choose one of: "
+                         f"{', '.join(SIZE)}")  # fmt: skip
     spec = group.get("strategies")
     if spec in (None, "all"):
         return
     for n in [spec] if isinstance(spec, str) else spec:
-        if not any(n in _strategy_names(fw, [n]) for fw in frameworks):
+        if not any(n in _strategy_names(fw, [n], problem) for fw in frameworks):
             raise UsageError(
-                f"profile strategy {n!r} exists in none of {', '.join(frameworks)}; "
-                "see 'jacbench strategies'"
+                f"profile strategy {n!r} exists in none of {', '.join(frameworks)} for problem "
+                f"{problem}; see 'jacbench strategies'"
             )
+
+
+def _sizes(g: dict, problem: str, overrides: dict) -> list[dict[str, int]]:
+    """The group's sizes as Case fields: paths for gbm, inputs (and batch) for moments."""
+    if problem == "gbm":
+        return [{"paths": int(float(n))} for n in overrides.get("paths") or g.get("paths", [1000])]
+    inputs = overrides.get("inputs") or g.get("inputs", [1000])
+    batches = g.get("batch", [8] if problem == "moments-batch" else [0])
+    return [{"inputs": int(float(n)), "batch": int(b)} for n in inputs for b in batches]
+
+
+def _dtypes(framework: str, name: str, problem: str) -> tuple[str, ...]:
+    if ":" in name:
+        return ("float32", "float64")
+    return registry.get(framework, name).dtypes
 
 
 def expand(profile: dict, overrides: dict | None = None) -> list[Case]:
@@ -351,31 +420,32 @@ def expand(profile: dict, overrides: dict | None = None) -> list[Case]:
     seen = set()
     for group in profile["groups"]:
         g = {**defaults, **group}
+        problem = g.get("problem", "gbm")
+        if overrides.get("problems") and problem not in overrides["problems"]:
+            continue
         frameworks = overrides.get("frameworks") or g.get("frameworks") or list(registry.FRAMEWORKS)
         frameworks = [frameworks] if isinstance(frameworks, str) else list(frameworks)
-        paths = overrides.get("paths") or g.get("paths", [1000])
         allocators = overrides.get("allocators") or g.get("allocators", ["glibc"])
-        _check_group(g, list(g.get("frameworks") or registry.FRAMEWORKS))
+        _check_group(g, list(g.get("frameworks") or registry.FRAMEWORKS), problem)
         for fw in frameworks:
             if fw not in g.get("frameworks", frameworks):
                 continue
-            names = _strategy_names(fw, g.get("strategies"))
+            names = _strategy_names(fw, g.get("strategies"), problem)
             if overrides.get("strategies"):
                 names = [n for n in names if n in overrides["strategies"]]
             for name in names:
                 if g.get("exclude") and f"{fw}/{name}" in g["exclude"]:
                     continue
-                strat = None if ":" in name else registry.get(fw, name)
-                dtypes = g.get("dtypes", ["float32"])
-                for n in paths:
-                    for dtype in dtypes:
-                        if strat is not None and dtype not in strat.dtypes:
+                for size in _sizes(g, problem, overrides):
+                    for dtype in g.get("dtypes", ["float32"]):
+                        if dtype not in _dtypes(fw, name, problem):
                             continue
                         for alloc in allocators:
                             case = Case(
                                 framework=fw,
                                 strategy=name,
-                                paths=int(float(n)),
+                                problem=problem,
+                                **size,
                                 steps=int(g.get("steps", 52)),
                                 dtype=dtype,
                                 chunk_size=int(g.get("chunk_size", 256)),

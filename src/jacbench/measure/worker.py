@@ -4,9 +4,10 @@ Run as ``python -m jacbench.measure.worker SPEC_JSON``; prints one JSON record o
 of stdout. Thread counts are fixed before any framework is imported. Phases: import, inputs
 (normals drawn, strategy prepared), cold call (tracing and compilation included), warm calls.
 
-A spec's target is a registered strategy ({"framework", "strategy"}), a simulation baseline
-({"framework", "simulation": execution}) or any callable ({"callable": "module:function"},
-called with no arguments).
+A spec's target is a registered strategy ({"framework", "strategy"}), a second-order method
+({"framework", "second": name}), a simulation baseline ({"framework", "simulation":
+execution}) or any callable ({"callable": "module:function"}, called with no arguments); its
+"problem" (gbm, moments, moments-batch) and "params" give the case.
 """
 
 from __future__ import annotations
@@ -66,7 +67,6 @@ def _configure_framework(framework: str, threads: int) -> dict[str, Any]:
 
 def _target(spec: dict):
     """(builder of a no-argument callable, closed-form check or None) for the spec's target."""
-    from jacbench.problems import gbm
     from jacbench.strategies import registry
 
     target = spec["target"]
@@ -74,21 +74,46 @@ def _target(spec: dict):
         module, _, func = target["callable"].partition(":")
         fn = getattr(importlib.import_module(module), func)
         return (lambda: fn), None
-    params = gbm.GBMParams(**spec.get("params", {})).validate()
-    case = gbm.make_case(params)
+    case = make_case(spec.get("problem", "gbm"), spec.get("params", {}))
     if "simulation" in target:
+        if case.problem != "gbm":
+            raise ValueError("simulation baselines exist for the gbm problem only")
         builder = registry.simulation(target["framework"], target["simulation"])
         return (lambda: builder(case)), None
+    if "second" in target:
+        from jacbench.second import registry as second
+
+        method = second.get(target["framework"], target["second"])
+        return (lambda: method.build(case)), lambda result: method.error(case, result)
     strategy = registry.get(target["framework"], target["strategy"])
+    return (lambda: strategy.build(case)), lambda result: jacobian_error(strategy, case, result)
 
-    def check(result) -> float:
-        if strategy.faithful:
-            reference = gbm.jacobian_from_terminal(params, result.terminal)
-        else:
-            reference = gbm.jacobian_closed_form(case)
-        return gbm.relative_error(result.jacobian, reference)
 
-    return (lambda: strategy.build(case)), check
+def make_case(problem: str, params: dict):
+    """The problem's case from its parameters (numpy only: no framework is imported here)."""
+    from jacbench.problems import gbm, moments
+
+    if problem == "gbm":
+        return gbm.make_case(gbm.GBMParams(**params).validate())
+    if problem in ("moments", "moments-batch"):
+        case = moments.make_case(moments.MomentsParams(**params).validate())
+        if case.problem != problem:
+            raise ValueError(f"problem {problem} with batch={case.params.batch}")
+        return case
+    raise ValueError(f"unknown problem {problem!r}")
+
+
+def jacobian_error(strategy, case, result) -> float:
+    """A strategy's Jacobian against the closed form (per output, scaled by its magnitude)."""
+    from jacbench.problems import gbm, moments
+
+    if case.problem != "gbm":
+        return moments.relative_error(result.jacobian, moments.jacobian_closed_form(case.x))
+    if strategy.faithful:
+        reference = gbm.jacobian_from_terminal(case.params, result.terminal)
+    else:
+        reference = gbm.jacobian_closed_form(case)
+    return gbm.relative_error(result.jacobian, reference)
 
 
 def _memory_fields(prefix: str, m: PhaseMemory) -> dict[str, Any]:

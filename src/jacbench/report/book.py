@@ -16,11 +16,20 @@ from pathlib import Path
 
 import nbformat
 
+from jacbench import crossover
 from jacbench.errors import UsageError
 from jacbench.measure import sweep
 
 # The notebooks in reading order; each chapter page in book/ pastes numbers from its notebook.
-NOTEBOOKS = ("01-question", "02-modes", "03-vectorized", "04-gbm", "05-recommend", "06-reproduce")
+NOTEBOOKS = (
+    "01-question",
+    "02-modes",
+    "03-vectorized",
+    "04-gbm",
+    "05-wide",
+    "06-recommend",
+    "07-reproduce",
+)
 SOURCES = (
     "_config.yml",
     "_toc.yml",
@@ -63,7 +72,13 @@ def stage(root: Path, staging: Path) -> None:
 
 def parameters_for(profile: str, results: Path, notebook: str) -> dict:
     base = PROFILE_PARAMETERS.get(profile, PROFILE_PARAMETERS["standard"])
-    return {"results": str(results), "profile": profile, "figures": "book/generated", **base}
+    return {
+        "results": str(results),
+        "crossover": str(crossover.path_for(results)),
+        "profile": profile,
+        "figures": "book/generated",
+        **base,
+    }
 
 
 def declared(root: Path, notebook: str, parameters: dict) -> dict:
@@ -180,6 +195,8 @@ def build(
         _say(f"sweeping the {profile} profile into {results} (cases already measured are kept)")
         spec = sweep.load_profile(profile)
         sweep.run_sweep(sweep.expand(spec), results, jobs=int(spec.get("jobs", 1)))
+        _say(f"the tall-to-wide crossover into {crossover.path_for(results)} (kept if there)")
+        crossover.run_profile(spec, results)
     elif not results.exists():
         raise UsageError(f"no results at {results}; run without --no-measure first")
     timings["sweep_s"] = time.monotonic() - t0

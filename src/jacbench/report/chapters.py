@@ -509,7 +509,7 @@ def gbm_comparison(res: Results, question_paths: int, focus_paths: int) -> Secti
     return sec
 
 
-# --- chapter 5 ---------------------------------------------------------------------------------
+# --- chapter 6 ---------------------------------------------------------------------------------
 
 
 def _describe(res: Results, row: dict | None) -> str:
@@ -562,7 +562,7 @@ def recommend(res: Results, budgets_gib: tuple[float, ...] = (1.0, 8.0)) -> Sect
     return sec
 
 
-# --- chapter 6 ---------------------------------------------------------------------------------
+# --- chapter 7 ---------------------------------------------------------------------------------
 
 
 def reproduce(res: Results, parameters_file: str | Path) -> Section:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +13,18 @@ from jacbench.measure.sweep import read_rows
 from jacbench.strategies import registry
 
 FAILED = ("memory-cap", "timeout", "skipped-predicted", "error")
-_INT = ("paths", "steps", "seed", "threads", "mem_cap", "chunk_size", "repeats", "warm_n")
+_INT = (
+    "paths",
+    "inputs",
+    "batch",
+    "steps",
+    "seed",
+    "threads",
+    "mem_cap",
+    "chunk_size",
+    "repeats",
+    "warm_n",
+)
 _FLOAT = (
     "spot",
     "vol",
@@ -52,13 +63,32 @@ def _typed(row: dict[str, str]) -> dict:
     return out
 
 
+def _matching(rows: list[dict], where: dict) -> list[dict]:
+    """Rows whose fields equal the given values (a tuple value means any of them)."""
+    out = []
+    for r in rows:
+        ok = True
+        for k, v in where.items():
+            ok = r.get(k) in v if isinstance(v, tuple | list | set) else r.get(k) == v
+            if not ok:
+                break
+        if ok:
+            out.append(r)
+    return out
+
+
 @dataclass
 class Results:
-    """All rows of one results CSV and its metadata sidecar."""
+    """All rows of one results CSV and its metadata sidecar.
+
+    ``rows`` holds the GBM Jacobian rows (strategies and simulations), ``wide`` the rest: the
+    moments problems' Jacobians and every second-order method (GBM Greeks included).
+    """
 
     path: Path
     rows: list[dict]
     meta: dict
+    wide: list[dict] = field(default_factory=list)
 
     @classmethod
     def load(cls, path: str | Path) -> Results:
@@ -67,23 +97,23 @@ class Results:
             raise FileNotFoundError(f"no results at {path}: run 'jacbench sweep' first")
         meta_path = path.with_suffix(".meta.json")
         meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-        return cls(path, [_typed(r) for r in read_rows(path)], meta)
+        rows, wide = [], []
+        for r in read_rows(path):
+            r = _typed(r)
+            gbm = r.get("problem", "gbm") in ("gbm", "") and r.get("target") != "second"
+            (rows if gbm else wide).append(r)
+        return cls(path, rows, meta, wide)
 
     def select(self, **where) -> list[dict]:
-        """Rows whose fields equal the given values (a tuple value means any of them)."""
-        out = []
-        for r in self.rows:
-            ok = True
-            for k, v in where.items():
-                if isinstance(v, tuple | list | set):
-                    ok = r.get(k) in v
-                else:
-                    ok = r.get(k) == v
-                if not ok:
-                    break
-            if ok:
-                out.append(r)
+        """GBM rows whose fields equal the given values (a tuple value means any of them)."""
+        out = _matching(self.rows, where)
         return sorted(out, key=lambda r: (r["framework"], r["strategy"], r["paths"]))
+
+    def select_wide(self, **where) -> list[dict]:
+        """Rows of the moments problems and second-order methods, by size."""
+        out = _matching(self.wide, where)
+        size = lambda r: (r["inputs"] or 0, r["batch"] or 0, r["paths"] or 0)  # noqa: E731
+        return sorted(out, key=lambda r: (r["framework"], r["strategy"], *size(r)))
 
     def one(self, **where) -> dict | None:
         rows = self.select(**where)

@@ -74,42 +74,44 @@ class Method:
         return moments.relative_error(result, self.reference(case), axis=0)
 
 
-# Dense Hessians hold n x n numbers per output and more in flight; HVPs and diagonals a few
-# n-vectors; Greeks a few path arrays of the simulation (forward tangent over a reverse tape).
-DENSE = M(batch=6, fixed_mib=20)
-VECTORS = M(arrays=20, fixed_mib=20)
-GREEKS = M(arrays=12, fixed_mib=40)
-
+# Memory coefficients, fitted on a calibration sweep (dense: n = 1,000-6,000; products: n up to
+# 10^7; Greeks: N = 10^4-10^5). Dense Hessians hold several n x n matrices (batch), products a
+# few n-vectors (arrays), Greeks a few path arrays of the simulation (forward over reverse).
 METHODS: tuple[Method, ...] = (
     Method("torch", "functional-hessian", "dense",
-           "torch.autograd.functional.hessian of each output (reverse-over-reverse).", DENSE),
+           "torch.autograd.functional.hessian of each output (reverse-over-reverse).",
+           M(batch=8, fixed_mib=20)),
     Method("torch", "func-hessian", "dense",
-           "torch.func.hessian (jacfwd over jacrev) of all three outputs at once.", DENSE),
+           "torch.func.hessian (jacfwd over jacrev) of all three outputs at once.",
+           M(batch=12.5, fixed_mib=100)),
     Method("torch", "hvp", "hvp",
            "Forward-over-reverse: torch.func.jvp of torch.func.grad, one pass per output.",
-           VECTORS),
+           M(arrays=9.5, fixed_mib=150)),
     Method("torch", "diagonal", "diagonal",
            "The HVP with a vector of ones: exactly diag(H) when H is diagonal (separable f).",
-           VECTORS),
+           M(arrays=9.5, fixed_mib=150)),
     Method("torch", "greeks", "greeks",
-           "Per-path second-order Greeks: jvp in vol over the pathwise gradient.", GREEKS),
+           "Per-path second-order Greeks: jvp in vol over the pathwise gradient.",
+           M(arrays=24, fixed_mib=90)),
     Method("tensorflow", "nested-tapes", "dense",
-           "A GradientTape.jacobian of the gradient from an inner tape, per output.", DENSE),
+           "A GradientTape.jacobian of the gradient from an inner tape, per output.",
+           M(batch=12.5, fixed_mib=20)),
     Method("tensorflow", "hvp", "hvp",
-           "Forward-over-reverse: ForwardAccumulator around a GradientTape gradient.", VECTORS),
+           "Forward-over-reverse: ForwardAccumulator around a GradientTape gradient.",
+           M(arrays=27.5, fixed_mib=10)),
     Method("tensorflow", "greeks", "greeks",
            "Per-path second-order Greeks: ForwardAccumulator in vol over the pathwise gradient.",
-           GREEKS),
+           M(arrays=16, fixed_mib=15)),
     Method("jax", "hessian", "dense",
-           "jax.hessian (jacfwd over jacrev) under jit.", DENSE),
+           "jax.hessian (jacfwd over jacrev) under jit.", M(batch=3.2, fixed_mib=40)),
     Method("jax", "hvp", "hvp",
-           "Forward-over-reverse: jax.jvp of jax.grad, under jit.", VECTORS),
+           "Forward-over-reverse: jax.jvp of jax.grad, under jit.", M(arrays=2, fixed_mib=60)),
     Method("jax", "diagonal", "diagonal",
            "The HVP with a vector of ones under jit: exactly diag(H) for a separable f.",
-           VECTORS),
+           M(arrays=2.5, fixed_mib=40)),
     Method("jax", "greeks", "greeks",
            "Per-path second-order Greeks: jax.jvp in vol over the pathwise jax.grad, under jit.",
-           GREEKS),
+           M(arrays=6, fixed_mib=75)),
 )  # fmt: skip
 
 
