@@ -22,11 +22,14 @@ def cases() -> dict[str, gbm.GBMCase]:
 
 @pytest.fixture(scope="session")
 def quick_results(tmp_path_factory):
-    """The quick profile swept once per test session (under 3 minutes on 2 cores)."""
+    """The quick profile swept once per test session, with its tall-to-wide crossover beside
+    it (about 4 minutes on 2 cores)."""
+    from jacbench import crossover
     from jacbench.measure import sweep
 
     out = tmp_path_factory.mktemp("results") / "quick.csv"
     profile = sweep.load_profile("quick")
     cases = sweep.expand(profile)
     sweep.run_sweep(cases, out, quiet=True, jobs=int(profile.get("jobs", 1)))
+    crossover.run_profile(profile, out)
     return out, cases

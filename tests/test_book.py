@@ -82,3 +82,22 @@ def test_a_failing_notebook_names_itself_and_its_cell(tmp_path):
             out=tmp_path / "_build",
             measure=False,
         )
+
+
+def test_wide_chapter_shows_its_tables_figures_and_glued_numbers(built):
+    out, _ = built
+    html = (out / "html" / "book" / "05-wide.html").read_text()
+    for figure in ("05-crossover.png", "05-jacobian-time.png", "05-hessian-time.png"):
+        assert figure in html, figure
+    pasted = re.findall(r'<span class="pasted-text">([^<]*)</span>', html)
+    assert len(pasted) >= 20 and all(p.strip() for p in pasted)
+    assert "100,000" in pasted  # the question's n, from the notebook's parameters
+    # The Jacobian table names every wide strategy; the dense Hessians at the question's size
+    # are shown as skipped on the model's prediction beside the measured products.
+    for name in ("grad-loop-create-graph", "batched-backward", "tape-jacobian-pfor", "jacrev"):
+        assert f'<code class="docutils literal notranslate"><span class="pre">{name}' in html
+    assert "skipped (needs" in html and "hvp" in html
+    # The Greeks' errors are numbers, and the decision table has the wide and Hessian rows.
+    assert not any("not measured" in p for p in pasted), pasted
+    decision = (out / "html" / "book" / "06-recommend.html").read_text()
+    assert "wide (3 × n)" in decision and "Hessian (n × n per output)" in decision

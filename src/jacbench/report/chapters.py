@@ -509,6 +509,250 @@ def gbm_comparison(res: Results, question_paths: int, focus_paths: int) -> Secti
     return sec
 
 
+# --- chapter 5 ---------------------------------------------------------------------------------
+
+JACOBIAN_ORDER = {
+    "torch": ["grad-loop", "grad-loop-create-graph", "batched-backward", "functional-loop",
+              "functional-vectorized", "jacrev", "jacfwd"],
+    "tensorflow": ["tape-jacobian-pfor", "tape-jacobian-loop", "batch-jacobian"],
+    "jax": ["jacrev", "jacfwd"],
+    "numpy": ["analytic"],
+}  # fmt: skip
+
+
+def _wide(res: Results, problem: str = "moments", **where) -> list[dict]:
+    return res.select_wide(problem=problem, **_base(**where))
+
+
+def _kind(row: dict) -> str:
+    from jacbench.second import registry as second
+
+    if row["target"] == "second":
+        return second.get(row["framework"], row["strategy"]).kind
+    return registry.get(row["framework"], row["strategy"]).mode + " mode"
+
+
+def _error(row: dict) -> str:
+    return f"{row['max_rel_error']:.1e}" if row.get("max_rel_error") is not None else "–"
+
+
+def _cells(row: dict, reference: dict | None = None) -> list[str]:
+    """Outcome, cold time, peak beyond inputs, time against the reference, error."""
+    ok = row["status"] == "ok"
+    ratio = "–"
+    if ok and reference and reference["status"] == "ok" and reference["warm_median_s"]:
+        ratio = f"{row['warm_median_s'] / reference['warm_median_s']:.1f}×"
+    return [
+        outcome(row),
+        fmt_time(row["cold_s"]) if ok else "–",
+        fmt_bytes(peak_over_inputs(row)) if ok else fmt_bytes(row["predicted_peak"]) + " (model)",
+        ratio,
+        _error(row) if ok else "–",
+    ]
+
+
+def wide(res: Results, crossover_rows: list[dict], question_inputs: int = 100_000) -> Section:
+    """The second question: wide Jacobians, Hessians, per-sample Jacobians, Greeks, crossover."""
+    from jacbench import crossover
+    from jacbench.problems import moments
+
+    sec = Section()
+    n = question_inputs
+    sec.value("w_n", f"{n:,}")
+    dense_one = moments.dense_hessian_bytes(n, "float32", outputs=1)
+    sec.value("w_dense_bytes", f"{dense_one / 1e9:,.0f} GB")
+    sec.value("w_dense_bytes_all", f"{3 * dense_one / 1e9:,.0f} GB")
+
+    # First-order: every strategy at the question's n, against the closed form's time.
+    analytic = next(iter(_wide(res, framework="numpy", strategy="analytic", inputs=n)), None)
+    sec.value("w_analytic", outcome(analytic) if analytic else NOT_MEASURED)
+    table = []
+    for fw, names in JACOBIAN_ORDER.items():
+        for name in names:
+            for r in _wide(res, framework=fw, strategy=name, inputs=n):
+                mode = registry.get(fw, name).mode
+                table.append([FRAMEWORK_NAMES[fw], f"`{name}`", mode, *_cells(r, analytic)])
+    sec.tables["jacobian"] = (
+        markdown_table(
+            [
+                "framework",
+                "strategy",
+                "mode",
+                "warm",
+                "cold",
+                "peak beyond inputs",
+                "time / closed form",
+                "max rel. error",
+            ],
+            table,
+        )  # fmt: skip
+        if table
+        else f"*The moments problem at n = {n:,} is {NOT_MEASURED}.*\n"
+    )
+    for fw in ("torch", "tensorflow", "jax"):
+        key = fw if fw != "tensorflow" else "tf"
+        ok = [
+            r for r in _wide(res, framework=fw, inputs=n, status="ok") if r["target"] == "strategy"
+        ]
+        fastest = min(ok, key=lambda r: r["warm_median_s"]) if ok else None
+        sec.value(f"w_best_{key}", fastest["strategy"] if fastest else NOT_MEASURED)
+        sec.value(f"w_best_{key}_time", outcome(fastest) if fastest else NOT_MEASURED)
+    fwd = next(iter(_wide(res, framework="torch", strategy="jacfwd", inputs=n)), None)
+    sec.value("w_jacfwd_question", outcome(fwd) if fwd else NOT_MEASURED)
+    fwd_ok = _wide(res, framework="torch", strategy="jacfwd", status="ok")
+    sec.value("w_jacfwd_largest", f"{fwd_ok[-1]['inputs']:,}" if fwd_ok else NOT_MEASURED)
+    sec.value("w_jacfwd_largest_time", outcome(fwd_ok[-1]) if fwd_ok else NOT_MEASURED)
+
+    # create_graph=True on a first-order Jacobian: the same loop with and without it.
+    plain = {
+        r["inputs"]: r for r in _wide(res, framework="torch", strategy="grad-loop", status="ok")
+    }
+    graph = {
+        r["inputs"]: r
+        for r in _wide(res, framework="torch", strategy="grad-loop-create-graph", status="ok")
+    }
+    common = sorted(set(plain) & set(graph))
+    if common:
+        m = common[-1]
+        p, g = plain[m], graph[m]
+        sec.value("w_cg_n", f"{m:,}")
+        sec.value("w_cg_plain", fmt_time(p["warm_median_s"]))
+        sec.value("w_cg_graph", fmt_time(g["warm_median_s"]))
+        sec.value("w_cg_time_ratio", f"{g['warm_median_s'] / p['warm_median_s']:.2f}")
+        sec.value("w_cg_plain_peak", fmt_bytes(peak_over_inputs(p)))
+        sec.value("w_cg_graph_peak", fmt_bytes(peak_over_inputs(g)))
+    else:
+        for k in ("w_cg_n", "w_cg_plain", "w_cg_graph", "w_cg_time_ratio", "w_cg_plain_peak",
+                  "w_cg_graph_peak"):  # fmt: skip
+            sec.value(k, NOT_MEASURED)
+
+    # Per-sample Jacobians of a batch of rows.
+    batch_rows = []
+    for r in _wide(res, problem="moments-batch"):
+        ref = next(
+            iter(_wide(res, problem="moments-batch", framework="numpy", strategy="analytic",
+                       inputs=r["inputs"], batch=r["batch"])),
+            None,
+        )  # fmt: skip
+        batch_rows.append([f"{r['batch']} × {r['inputs']:,}", FRAMEWORK_NAMES[r["framework"]],
+                           f"`{r['strategy']}`", *_cells(r, ref)])  # fmt: skip
+    batch_rows.sort(key=lambda c: [int(x.replace(",", "")) for x in c[0].split(" × ")])
+    sec.tables["batch"] = (
+        markdown_table(
+            [
+                "B × n",
+                "framework",
+                "strategy",
+                "warm",
+                "cold",
+                "peak beyond inputs",
+                "time / closed form",
+                "max rel. error",
+            ],
+            batch_rows,
+        )  # fmt: skip
+        if batch_rows
+        else f"*Per-sample Jacobians are {NOT_MEASURED}.*\n"
+    )
+
+    # Hessians: dense where they fit, products at the question's n.
+    second_rows = [r for r in _wide(res) if r["target"] == "second"]
+    dense_ok = [r for r in second_rows if _kind(r) == "dense" and r["status"] == "ok"]
+    sizes = sorted({r["inputs"] for r in dense_ok})
+    dense_n = sizes[-1] if sizes else None
+    sec.value("w_dense_n", f"{dense_n:,}" if dense_n else NOT_MEASURED)
+    hess = []
+    for r in second_rows:
+        if r["inputs"] in (n, dense_n):
+            hess.append([f"{r['inputs']:,}", FRAMEWORK_NAMES[r["framework"]],
+                         f"`{r['strategy'].removeprefix('second:')}`", _kind(r), *_cells(r)[:3],
+                         _cells(r)[4]])  # fmt: skip
+    hess.sort(key=lambda c: (int(c[0].replace(",", "")), c[3], c[1]))
+    sec.tables["hessian"] = (
+        markdown_table(
+            [
+                "n",
+                "framework",
+                "method",
+                "kind",
+                "warm",
+                "cold",
+                "peak beyond inputs",
+                "max rel. error",
+            ],
+            hess,
+        )  # fmt: skip
+        if hess
+        else f"*Hessians are {NOT_MEASURED}.*\n"
+    )
+    skipped = [r for r in second_rows if r["inputs"] == n and r["status"] == "skipped-predicted"]
+    sec.value(
+        "w_dense_skipped",
+        f"{len(skipped)} dense methods" if skipped else "no dense method (none was tried)",
+    )
+    hvps = [
+        r for r in second_rows if r["inputs"] == n and _kind(r) == "hvp" and r["status"] == "ok"
+    ]
+    best_hvp = min(hvps, key=lambda r: r["warm_median_s"]) if hvps else None
+    sec.value(
+        "w_hvp_best",
+        f"{best_hvp['framework']}/{best_hvp['strategy'].removeprefix('second:')}"
+        if best_hvp
+        else NOT_MEASURED,
+    )
+    sec.value("w_hvp_best_time", outcome(best_hvp) if best_hvp else NOT_MEASURED)
+    sec.value(
+        "w_hvp_best_peak", fmt_bytes(peak_over_inputs(best_hvp)) if best_hvp else NOT_MEASURED
+    )
+
+    # Per-path second-order Greeks of the GBM simulation, against the closed form.
+    greeks = [
+        r for r in res.select_wide(problem="gbm", allocator="glibc") if r["target"] == "second"
+    ]
+    g_rows = [[FRAMEWORK_NAMES[r["framework"]], r["dtype"], f"{r['paths']:,}", outcome(r),
+               _error(r)] for r in greeks]  # fmt: skip
+    sec.tables["greeks"] = (
+        markdown_table(["framework", "dtype", "paths N", "warm", "max rel. error"], g_rows)
+        if g_rows
+        else f"*Second-order Greeks are {NOT_MEASURED}.*\n"
+    )
+    for dtype, key in (("float32", "f32"), ("float64", "f64")):
+        errs = [r["max_rel_error"] for r in greeks if r["dtype"] == dtype and r["status"] == "ok"]
+        sec.value(f"w_greeks_{key}", f"{max(errs):.1e}" if errs else NOT_MEASURED)
+
+    # The tall-to-wide crossover.
+    aspects = {}
+    for fw in ("torch", "tensorflow", "jax"):
+        rows = [r for r in crossover_rows if r["framework"] == fw]
+        aspects[fw] = crossover.crossover(rows) if rows else None
+        key = fw if fw != "tensorflow" else "tf"
+        sec.value(
+            f"w_cross_{key}",
+            _aspect(aspects[fw]) if rows else NOT_MEASURED,
+        )
+    totals = {r["outputs"] * r["inputs"] for r in crossover_rows}
+    sec.value("w_cross_total", f"{totals.pop():,}" if len(totals) == 1 else NOT_MEASURED)
+    if crossover_rows:
+        sec.figures["crossover"] = figures.crossover(crossover_rows, aspects)
+    sec.figures["jacobian-time"] = figures.wide_scaling(
+        res,
+        lambda fw: [r for r in _wide(res, framework=fw) if r["target"] == "strategy"],
+        "the 3 × n Jacobian",
+        reference=_wide(res, framework="numpy", strategy="analytic"),
+    )
+    sec.figures["hessian-time"] = figures.wide_scaling(
+        res, lambda fw: [r for r in _wide(res, framework=fw) if r["target"] == "second"],
+        "Hessians and Hessian-vector products",
+    )  # fmt: skip
+    return sec
+
+
+def _aspect(a: float | None) -> str:
+    if a is None:
+        return "no shape (forward mode stays as fast or faster)"
+    return f"m / n = {a:g}" if a >= 1 else f"m / n = 1/{1 / a:g}"
+
+
 # --- chapter 6 ---------------------------------------------------------------------------------
 
 
@@ -522,7 +766,11 @@ def _describe(res: Results, row: dict | None) -> str:
 def recommend(res: Results, budgets_gib: tuple[float, ...] = (1.0, 8.0)) -> Section:
     sec = Section()
     rows = []
+    defaults = {"torch": "functional-loop", "tensorflow": "tape-jacobian-pfor", "jax": "jacrev"}
+    dense_defaults = {"torch": "second:functional-hessian", "tensorflow": "second:nested-tapes",
+                      "jax": "second:hessian"}  # fmt: skip
     for fw in ("torch", "tensorflow", "jax"):
+        key = fw if fw != "tensorflow" else "tf"
         sizes = sorted(
             {
                 r["paths"]
@@ -530,36 +778,89 @@ def recommend(res: Results, budgets_gib: tuple[float, ...] = (1.0, 8.0)) -> Sect
                 if r["target"] == "strategy"
             }
         )
-        if not sizes:
-            continue
-        n = sizes[-1]
-        fastest = best(res, fw, n)
-        cells = [FRAMEWORK_NAMES[fw], "tall (N × 2)", f"{n:,}", _describe(res, fastest)]
-        for budget in budgets_gib:
-            within = [
-                r
-                for r in _ok_strategies(res, fw, n, **_base())
-                if r["strategy"] != "question" and peak_bytes(r) <= budget * 2**30
+        if sizes:
+            n = sizes[-1]
+            candidates = [
+                r for r in _ok_strategies(res, fw, n, **_base()) if r["strategy"] != "question"
             ]
-            pick = min(within, key=lambda r: r["warm_median_s"]) if within else None
-            cells.append(
-                f"`{pick['strategy']}` ({fmt_bytes(peak_bytes(pick))})" if pick else "none measured"
+            fastest = best(res, fw, n)
+            d = res.select(framework=fw, strategy=defaults[fw], **_base())
+            rows.append(
+                [FRAMEWORK_NAMES[fw], "tall (N × 2)", f"N = {n:,}", _describe(res, fastest)]
+                + _within(candidates, budgets_gib)
+                + [f"`{defaults[fw]}`: {outcome(d[-1])} at N = {d[-1]['paths']:,}" if d else "–"]
             )
-        default = {"torch": "functional-loop", "tensorflow": "tape-jacobian-pfor", "jax": "jacrev"}[
-            fw
+            sec.value(f"pick_{key}", fastest["strategy"] if fastest else NOT_MEASURED)
+        else:
+            sec.value(f"pick_{key}", NOT_MEASURED)
+        wide = [r for r in _wide(res, framework=fw) if r["target"] == "strategy"]
+        # The diagonal by one product is exact for separable functions only: not a general pick.
+        hess = [
+            r
+            for r in _wide(res, framework=fw)
+            if r["target"] == "second" and _kind(r) in ("dense", "hvp")
         ]
-        d = res.select(framework=fw, strategy=default, **_base())
-        cells.append(f"`{default}`: {outcome(d[-1])} at N = {d[-1]['paths']:,}" if d else "–")
-        rows.append(cells)
+        for label, group, default in (
+            ("wide (3 × n)", wide, defaults[fw]),
+            ("Hessian (n × n per output): dense or products Hv", hess, dense_defaults[fw]),
+        ):
+            ok = [r for r in group if r["status"] == "ok"]
+            if not ok:
+                continue
+            n = max(r["inputs"] for r in ok)
+            there = [r for r in ok if r["inputs"] == n]
+            fastest = min(there, key=lambda r: r["warm_median_s"])
+            d = [r for r in group if r["strategy"] == default]
+            rows.append(
+                [FRAMEWORK_NAMES[fw], label, f"n = {n:,}", _name_time(fastest)]
+                + _within(there, budgets_gib)
+                + [_default_cell(d, n)]
+            )
+            what = "wide" if label.startswith("wide") else "hessian"
+            sec.value(f"pick_{what}_{key}", _short(fastest["strategy"]))
+    for fw in ("torch", "tensorflow", "jax"):
         key = fw if fw != "tensorflow" else "tf"
-        sec.value(f"pick_{key}", fastest["strategy"] if fastest else NOT_MEASURED)
+        for what in ("wide", "hessian"):
+            sec.values.setdefault(f"pick_{what}_{key}", NOT_MEASURED)
     sec.tables["decision"] = markdown_table(
-        ["framework", "Jacobian shape", "largest N measured", "fastest there"]
+        ["framework", "Jacobian shape", "largest size measured", "fastest there"]
         + [f"fastest within {b:g} GiB" for b in budgets_gib]
-        + ["the framework's default jacobian"],
+        + ["the framework's default"],
         rows,
     )
     return sec
+
+
+def _short(name: str) -> str:
+    return name.removeprefix("second:")
+
+
+def _name_time(row: dict) -> str:
+    return f"`{_short(row['strategy'])}` ({fmt_time(row['warm_median_s'])})"
+
+
+def _within(rows: list[dict], budgets_gib: tuple[float, ...]) -> list[str]:
+    """Per memory budget, the fastest row whose absolute peak fits in it."""
+    cells = []
+    for budget in budgets_gib:
+        fits = [r for r in rows if peak_bytes(r) <= budget * 2**30]
+        pick = min(fits, key=lambda r: r["warm_median_s"]) if fits else None
+        cells.append(
+            f"`{_short(pick['strategy'])}` ({fmt_bytes(peak_bytes(pick))})"
+            if pick
+            else "none measured"
+        )
+    return cells
+
+
+def _default_cell(rows: list[dict], n: int) -> str:
+    """The default's outcome at n, or at the largest n it was tried."""
+    if not rows:
+        return "–"
+    at = [r for r in rows if r["inputs"] == n] or [max(rows, key=lambda r: r["inputs"])]
+    r = at[-1]
+    size = f"n = {r['inputs']:,}" if r["problem"] != "gbm" else f"N = {r['paths']:,}"
+    return f"`{_short(r['strategy'])}`: {outcome(r)} at {size}"
 
 
 # --- chapter 7 ---------------------------------------------------------------------------------
@@ -588,14 +889,15 @@ def reproduce(res: Results, parameters_file: str | Path) -> Section:
     ]
     sec.tables["environment"] = markdown_table(["field", "value"], env_rows)
     counts: dict[str, int] = {}
-    for r in res.rows:
+    every = res.rows + res.wide
+    for r in every:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     sec.tables["results"] = markdown_table(
         ["results file", "rows", "statuses"],
         [
             [
                 f"`{res.path.name}`",
-                str(len(res.rows)),
+                str(len(every)),
                 ", ".join(f"{v} {k}" for k, v in sorted(counts.items())),
             ]
         ],
@@ -608,6 +910,6 @@ def reproduce(res: Results, parameters_file: str | Path) -> Section:
             for nb, p in params.items()
         ],
     )
-    sec.value("n_rows", str(len(res.rows)))
-    sec.value("profile_cases", str(meta.get("cases", len(res.rows))))
+    sec.value("n_rows", str(len(every)))
+    sec.value("profile_cases", str(meta.get("cases", len(every))))
     return sec
