@@ -1,5 +1,7 @@
 """The tall-to-wide crossover: both modes correct at every shape, and the crossover rule."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -45,7 +47,10 @@ def test_crossover_is_the_first_shape_where_reverse_wins():
 def test_command_runs_a_framework_in_its_own_process(capsys):
     args = ["crossover", "--frameworks", "numpy", "--total", "64", "--steps", "3", "--repeats", "1"]
     assert main(args) == 0
-    assert "numpy: reverse mode beats forward mode from m / n = " in capsys.readouterr().out
+    # Which mode wins is a timing, not asserted: one verdict line for the framework is.
+    out = capsys.readouterr().out
+    assert re.search(r"^numpy: (reverse mode beats forward mode from m / n = |forward mode is)",
+                     out, re.M)  # fmt: skip
 
 
 @pytest.mark.parametrize("args", [["--total", "1000"], ["--frameworks", "mxnet"]])
