@@ -520,6 +520,11 @@ JACOBIAN_ORDER = {
 }  # fmt: skip
 
 
+# Shown for what they cost, never recommended: the question's own programs and the first-order
+# loop that records a graph for second derivatives it never takes.
+NOT_A_PICK = ("question", "grad-loop-create-graph")
+
+
 def _wide(res: Results, problem: str = "moments", **where) -> list[dict]:
     return res.select_wide(problem=problem, **_base(**where))
 
@@ -793,7 +798,11 @@ def recommend(res: Results, budgets_gib: tuple[float, ...] = (1.0, 8.0)) -> Sect
             sec.value(f"pick_{key}", fastest["strategy"] if fastest else NOT_MEASURED)
         else:
             sec.value(f"pick_{key}", NOT_MEASURED)
-        wide = [r for r in _wide(res, framework=fw) if r["target"] == "strategy"]
+        wide = [
+            r
+            for r in _wide(res, framework=fw)
+            if r["target"] == "strategy" and r["strategy"] not in NOT_A_PICK
+        ]
         # The diagonal by one product is exact for separable functions only: not a general pick.
         hess = [
             r
