@@ -25,6 +25,7 @@ SOURCES = (
     "_config.yml",
     "_toc.yml",
     "references.bib",
+    "_static",  # the favicon and the book's own CSS
     "book",
     "src/jacbench/strategies",  # shown with literalinclude
     "src/jacbench/teaching",
