@@ -14,7 +14,7 @@ PIP_LINKS := $(if $(wildcard $(WHEELS)),--find-links $(WHEELS),)
 PINS_HASH := $(shell $(PYTHON) -c "import tomllib,hashlib; d=tomllib.load(open('pyproject.toml','rb'))['project']['dependencies']; print(hashlib.sha256('\n'.join(d).encode()).hexdigest()[:16])")
 STAMP := $(VENV)/.installed-$(PINS_HASH)
 
-.PHONY: env test lint format book clean
+.PHONY: env test lint format book check-html clean
 
 env: $(STAMP)
 
@@ -46,6 +46,11 @@ format: $(STAMP)
 # build _build/html with jupyter-book -W.
 book: $(STAMP)
 	$(BIN)/jacbench book --profile $(PROFILE)
+
+# Open every page of the built book in headless Chromium (Debian's chromium) and list problems;
+# screenshots for review go to _build/screenshots.
+check-html: $(STAMP)
+	$(BIN)/jacbench check-html _build/html
 
 clean:
 	rm -rf _build results .pytest_cache
