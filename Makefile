@@ -1,6 +1,7 @@
 # jacbench: two commands do all the set-up on a fresh machine.
 #   make test   create .venv, install the pinned dependencies and the package, run the tests
 #   make book   the main job: set up, then build the report (see README)
+#   make pdf    print the built book to _build/pdf/jacbench.pdf (after make book)
 
 PYTHON ?= python3
 VENV := .venv
@@ -14,7 +15,7 @@ PIP_LINKS := $(if $(wildcard $(WHEELS)),--find-links $(WHEELS),)
 PINS_HASH := $(shell $(PYTHON) -c "import tomllib,hashlib; d=tomllib.load(open('pyproject.toml','rb'))['project']['dependencies']; print(hashlib.sha256('\n'.join(d).encode()).hexdigest()[:16])")
 STAMP := $(VENV)/.installed-$(PINS_HASH)
 
-.PHONY: env test lint format book check-html clean
+.PHONY: env test lint format book check-html pdf clean
 
 env: $(STAMP)
 
@@ -51,6 +52,10 @@ book: $(STAMP)
 # screenshots for review go to _build/screenshots.
 check-html: $(STAMP)
 	$(BIN)/jacbench check-html _build/html
+
+# The single-page HTML of the built book, printed by headless Chromium.
+pdf: $(STAMP)
+	$(BIN)/jacbench pdf --build _build
 
 clean:
 	rm -rf _build results .pytest_cache

@@ -143,6 +143,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--chromium", help="the browser (default: $JACBENCH_CHROMIUM or /usr/bin/chromium)"
     )
     p.set_defaults(func=cmd_check_html)
+
+    p = sub.add_parser("pdf", help="print a built book to one PDF with headless Chromium")
+    p.add_argument("--build", default="_build", help="the book build folder (default: %(default)s)")
+    p.add_argument("--out", help="the PDF (default: BUILD/pdf/jacbench.pdf)")
+    p.add_argument(
+        "--chromium", help="the browser (default: $JACBENCH_CHROMIUM or /usr/bin/chromium)"
+    )
+    p.set_defaults(func=cmd_pdf)
     return parser
 
 
@@ -361,6 +369,20 @@ def cmd_check_html(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 1 if problems else 0
+
+
+def cmd_pdf(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from jacbench.report import book, pdf
+
+    try:
+        out = pdf.make_pdf(Path(args.build), Path(args.out) if args.out else None, args.chromium)
+    except (book.BookError, pdf.PdfError) as e:
+        print(f"jacbench: pdf stopped: {e}", file=sys.stderr)
+        return 1
+    print(f"{out}: {pdf.page_count(out)} pages, {out.stat().st_size:,} bytes")
+    return 0
 
 
 def cmd_table(args: argparse.Namespace) -> int:
