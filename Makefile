@@ -15,7 +15,7 @@ PIP_LINKS := $(if $(wildcard $(WHEELS)),--find-links $(WHEELS),)
 PINS_HASH := $(shell $(PYTHON) -c "import tomllib,hashlib; d=tomllib.load(open('pyproject.toml','rb'))['project']['dependencies']; print(hashlib.sha256('\n'.join(d).encode()).hexdigest()[:16])")
 STAMP := $(VENV)/.installed-$(PINS_HASH)
 
-.PHONY: env test lint format book check-html pdf clean
+.PHONY: env test lint format book check-html pdf linkcheck clean
 
 env: $(STAMP)
 
@@ -56,6 +56,11 @@ check-html: $(STAMP)
 # The single-page HTML of the built book, printed by headless Chromium.
 pdf: $(STAMP)
 	$(BIN)/jacbench pdf --build _build
+
+# External links, where there is a network (after make book); the report is
+# _build/linkcheck/_build/html/output.txt.
+linkcheck: $(STAMP)
+	$(BIN)/jupyter-book build _build/src --builder linkcheck --path-output _build/linkcheck
 
 clean:
 	rm -rf _build results .pytest_cache
