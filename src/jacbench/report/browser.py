@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import re
 import tempfile
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import yaml
 
@@ -96,7 +97,7 @@ async () => {
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+    def log_message(self, format, *args):
         pass
 
 
@@ -161,8 +162,15 @@ class Visit:
     errors: list[str] = field(default_factory=list)
 
 
-def visit(context, url: str, viewport: tuple[int, int] | None = None, keep_open: bool = False):
-    """Open url in a new page, wait for it to settle, collect facts and errors."""
+def visit(context, url: str, viewport: tuple[int, int] | None = None) -> Visit:
+    """Open url in a new page, wait for it to settle, collect facts and errors; close it."""
+    seen, page = open_page(context, url, viewport)
+    page.close()
+    return seen
+
+
+def open_page(context, url: str, viewport: tuple[int, int] | None = None) -> tuple[Visit, object]:
+    """Like visit, but leaves the page open (for screenshots or printing): (Visit, page)."""
     page = context.new_page()
     if viewport:
         page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
@@ -178,11 +186,7 @@ def visit(context, url: str, viewport: tuple[int, int] | None = None, keep_open:
         lambda r: errors.append(f"HTTP {r.status} for {r.url}") if r.status >= 400 else None,
     )
     page.goto(url, wait_until="load")
-    result = Visit(url, page.evaluate(_COLLECT), errors)
-    if keep_open:
-        return result, page
-    page.close()
-    return result
+    return Visit(url, page.evaluate(_COLLECT), errors), page
 
 
 # -- what the book should contain ----------------------------------------------------------------
@@ -280,8 +284,6 @@ def _glue_references(html: Path, page: str) -> int | None:
         if source.exists():
             text = source.read_text(errors="replace")
             if suffix == ".ipynb":
-                import json
-
                 cells = json.loads(text).get("cells", [])
                 text = "\n".join(
                     "".join(c.get("source", "")) for c in cells if c.get("cell_type") == "markdown"
@@ -318,8 +320,7 @@ def check_links(html: Path, page: str, base: str, visit_: Visit) -> list[str]:
             continue
         if not fragment or file.suffix != ".html":
             continue
-        ids = own_ids if path == page else set()
-        ids |= parse_page(file).ids
+        ids = (own_ids if path == page else set()) | parse_page(file).ids
         if fragment not in ids:
             problems.append(f"{page}: link to a missing anchor: {path}#{fragment}")
     return problems
@@ -391,7 +392,7 @@ def check_search(context, base: str, query: str, docname: str) -> list[str]:
     """The search page, asked query, lists docname among its results."""
     page = context.new_page()
     try:
-        page.goto(f"{base}search.html?q={query}", wait_until="load")
+        page.goto(f"{base}search.html?q={quote(query)}", wait_until="load")
         page.wait_for_selector("#search-results .search-summary", timeout=TIMEOUT_MS)
         hrefs = page.eval_on_selector_all("#search-results a[href]", "els => els.map(a => a.href)")
     except Exception as e:  # a timeout: the search never finished
@@ -470,11 +471,11 @@ def screenshots(
     problems: list[str] = []
     with serve(html) as base, browser(executable) as context:
         for name, size in VIEWPORTS.items():
-            _, page = visit(context, f"{base}{book.root}.html", size, keep_open=True)
+            _, page = open_page(context, f"{base}{book.root}.html", size)
             saved.append(out / f"landing-{name}.png")
             page.screenshot(path=str(saved[-1]), full_page=True)
             page.close()
-            _, page = visit(context, f"{base}{docname}.html", size, keep_open=True)
+            _, page = open_page(context, f"{base}{docname}.html", size)
             img = page.locator(f'img[src$="{image}"]').first
             if img.count() == 0:
                 problems.append(f"{docname}.html: no image {image}")

@@ -58,7 +58,7 @@ def print_pdf(
     pdf.parent.mkdir(parents=True, exist_ok=True)
     with browser.serve(html) as base, browser.browser(executable) as context:
         # visit returns once MathJax has typeset, fonts are ready and images have loaded.
-        seen, tab = browser.visit(context, base + page, keep_open=True)
+        seen, tab = browser.open_page(context, base + page)
         info = seen.info
         problems = list(dict.fromkeys(seen.errors))
         problems += [f"image did not load: {i['src']}" for i in info["images"] if not i["ok"]]
