@@ -1,6 +1,7 @@
 # jacbench: two commands do all the set-up on a fresh machine.
 #   make test   create .venv, install the pinned dependencies and the package, run the tests
 #   make book   the main job: set up, then build the report (see README)
+#   make pdf    print the built book to _build/pdf/jacbench.pdf (after make book)
 
 PYTHON ?= python3
 VENV := .venv
@@ -14,7 +15,7 @@ PIP_LINKS := $(if $(wildcard $(WHEELS)),--find-links $(WHEELS),)
 PINS_HASH := $(shell $(PYTHON) -c "import tomllib,hashlib; d=tomllib.load(open('pyproject.toml','rb'))['project']['dependencies']; print(hashlib.sha256('\n'.join(d).encode()).hexdigest()[:16])")
 STAMP := $(VENV)/.installed-$(PINS_HASH)
 
-.PHONY: env test lint format book clean
+.PHONY: env test lint format book check-html pdf linkcheck clean
 
 env: $(STAMP)
 
@@ -46,6 +47,20 @@ format: $(STAMP)
 # build _build/html with jupyter-book -W.
 book: $(STAMP)
 	$(BIN)/jacbench book --profile $(PROFILE)
+
+# Open every page of the built book in headless Chromium (Debian's chromium) and list problems;
+# screenshots for review go to _build/screenshots.
+check-html: $(STAMP)
+	$(BIN)/jacbench check-html _build/html
+
+# The single-page HTML of the built book, printed by headless Chromium.
+pdf: $(STAMP)
+	$(BIN)/jacbench pdf --build _build
+
+# External links, where there is a network (after make book); the report is
+# _build/linkcheck/_build/html/output.txt.
+linkcheck: $(STAMP)
+	$(BIN)/jupyter-book build _build/src --builder linkcheck --path-output _build/linkcheck
 
 clean:
 	rm -rf _build results .pytest_cache

@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 import pytest
 
@@ -33,3 +34,18 @@ def quick_results(tmp_path_factory):
     sweep.run_sweep(cases, out, quiet=True, jobs=int(profile.get("jobs", 1)))
     crossover.run_profile(profile, out)
     return out, cases
+
+
+@pytest.fixture(scope="session")
+def built(quick_results, tmp_path_factory):
+    """The quick book built once per test session: (build folder, path of index.html).
+
+    The folder holds src (the staging tree) and html, like _build after 'make book'.
+    """
+    from jacbench.report import book
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path_factory.mktemp("book") / "_build"
+    results, _ = quick_results
+    index = book.build(profile="quick", root=root, results=results, out=out, measure=False)
+    return out, index

@@ -11,14 +11,6 @@ from jacbench.report import book
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def built(quick_results, tmp_path_factory):
-    out = tmp_path_factory.mktemp("book") / "_build"
-    results, _ = quick_results
-    index = book.build(profile="quick", root=ROOT, results=results, out=out, measure=False)
-    return out, index
-
-
 def test_book_builds_with_warnings_as_errors(built):
     out, index = built
     assert index.exists() and index.name == "index.html"

@@ -160,6 +160,29 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-measure", action="store_true", help="use the results as they are; sweep nothing"
     )
     p.set_defaults(func=cmd_book)
+
+    p = sub.add_parser(
+        "check-html", help="open every page of a built book in headless Chromium; list problems"
+    )
+    p.add_argument(
+        "html", nargs="?", default="_build/html", help="built HTML (default: %(default)s)"
+    )
+    p.add_argument(
+        "--source", help="folder with _toc.yml and _config.yml (default: the build's staging tree)"
+    )
+    p.add_argument("--screenshots", help="where to save them (default: beside the HTML folder)")
+    p.add_argument(
+        "--chromium", help="the browser (default: $JACBENCH_CHROMIUM or /usr/bin/chromium)"
+    )
+    p.set_defaults(func=cmd_check_html)
+
+    p = sub.add_parser("pdf", help="print a built book to one PDF with headless Chromium")
+    p.add_argument("--build", default="_build", help="the book build folder (default: %(default)s)")
+    p.add_argument("--out", help="the PDF (default: BUILD/pdf/jacbench.pdf)")
+    p.add_argument(
+        "--chromium", help="the browser (default: $JACBENCH_CHROMIUM or /usr/bin/chromium)"
+    )
+    p.set_defaults(func=cmd_pdf)
     return parser
 
 
@@ -397,6 +420,48 @@ def cmd_book(args: argparse.Namespace) -> int:
         print(f"jacbench: book build stopped: {e}", file=sys.stderr)
         return 1
     print(index)
+    return 0
+
+
+def cmd_check_html(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from jacbench.report import browser
+
+    html = Path(args.html)
+    if not (html / "index.html").is_file():
+        raise UsageError(f"no built book at {html} (no index.html); run 'make book' first")
+    if args.source:
+        source = Path(args.source)
+    else:
+        staged = html.parent / "src"
+        source = staged if (staged / "_toc.yml").is_file() else Path(".")
+    shots = Path(args.screenshots) if args.screenshots else html.parent / "screenshots"
+    problems = browser.check_html(html, source, executable=args.chromium)
+    book_ = browser.Book.from_sources(source)
+    saved, more = browser.screenshots(html, shots, book_, executable=args.chromium)
+    problems += more
+    for line in problems:
+        print(line)
+    print(
+        f"{len(browser.pages(html))} pages checked in Chromium: {len(problems)} problems; "
+        f"screenshots in {shots}: {', '.join(p.name for p in saved)}",
+        file=sys.stderr,
+    )
+    return 1 if problems else 0
+
+
+def cmd_pdf(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from jacbench.report import book, pdf
+
+    try:
+        out = pdf.make_pdf(Path(args.build), Path(args.out) if args.out else None, args.chromium)
+    except (book.BookError, pdf.PdfError) as e:
+        print(f"jacbench: pdf stopped: {e}", file=sys.stderr)
+        return 1
+    print(f"{out}: {pdf.page_count(out)} pages, {out.stat().st_size:,} bytes")
     return 0
 
 

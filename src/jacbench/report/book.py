@@ -34,6 +34,7 @@ SOURCES = (
     "_config.yml",
     "_toc.yml",
     "references.bib",
+    "_static",  # the favicon and the book's own CSS
     "book",
     "src/jacbench/strategies",  # shown with literalinclude
     "src/jacbench/teaching",
@@ -148,8 +149,13 @@ def present(path: Path, parameters: dict) -> None:
     nbformat.write(nb, str(path))
 
 
-def jupyter_book(staging: Path, output: Path) -> None:
-    """Run jupyter-book build with warnings as errors; BookError with the warnings."""
+def jupyter_book(
+    staging: Path, output: Path, builder: str = "html", warnings_as_errors: bool = True
+) -> None:
+    """Run jupyter-book build (by default HTML, warnings as errors) into output.
+
+    BookError with the warnings when it fails.
+    """
     if output.exists():
         shutil.rmtree(output)
     cmd = [
@@ -159,13 +165,11 @@ def jupyter_book(staging: Path, output: Path) -> None:
         "--path-output",
         str(output.parent),
         "--builder",
-        "html",
-        "-W",
-        "-n",
-        "--keep-going",
+        builder,
+        *(["-W", "-n", "--keep-going"] if warnings_as_errors else ["-n"]),
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
-    built = output.parent / "_build" / "html"
+    built = output.parent / "_build" / builder
     if proc.returncode != 0:
         warnings = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "WARNING" in ln]
         detail = "\n".join(warnings[:20]) or (proc.stdout + proc.stderr)[-3000:]

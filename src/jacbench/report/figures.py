@@ -46,7 +46,11 @@ def style() -> None:
 
 
 def log_axes(ax, x: bool = True, y: bool = True) -> None:
-    """Log scales labelled with plain numbers; 1-2-5 ticks on an axis spanning few decades."""
+    """Log scales labelled with plain numbers; 1-2-5 or 1-3 ticks on an axis spanning few decades.
+
+    Decades alone leave an axis of two decades with three labels; 1-2-5 ticks there crowd the
+    wide labels at the top (50,000 and 100,000 touch in a panel beside its legend).
+    """
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     plain = FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}")
@@ -58,8 +62,10 @@ def log_axes(ax, x: bool = True, y: bool = True) -> None:
         if not on:
             continue
         lo, hi = lim()
-        if lo > 0 and hi / lo < 10**2.5:
+        if lo > 0 and hi / lo < 10**1.5:
             axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        elif lo > 0 and hi / lo < 10**2.5:
+            axis.set_major_locator(LogLocator(base=10, subs=(1.0, 3.0)))
         axis.set_major_formatter(plain)
         axis.set_minor_formatter(NullFormatter())
 

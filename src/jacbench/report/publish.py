@@ -33,7 +33,7 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
 def publish(section: Section, out_dir: str | Path, prefix: str) -> None:
     """Glue every value, write tables and figures under out_dir, and show them in the notebook."""
     import matplotlib.pyplot as plt
-    from IPython.display import Markdown, display
+    from IPython.display import Image, Markdown, display
     from myst_nb import glue
 
     out = Path(out_dir)
@@ -45,6 +45,8 @@ def publish(section: Section, out_dir: str | Path, prefix: str) -> None:
         (out / f"{prefix}-{name}.md").write_text(md)
         display(Markdown(md))
     for name, fig in section.figures.items():
-        fig.savefig(out / f"{prefix}-{name}.png", bbox_inches="tight")
-        display(fig)
+        path = out / f"{prefix}-{name}.png"
+        fig.savefig(path, bbox_inches="tight")
+        # The saved PNG, not the figure: under the Agg backend a figure displays as its repr.
+        display(Image(filename=str(path)))
         plt.close(fig)

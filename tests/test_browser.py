@@ -1,0 +1,155 @@
+"""The quick book opened page by page in headless Chromium, and what the checker catches."""
+
+import json
+import re
+import shutil
+import struct
+
+import pytest
+
+from jacbench.cli import main
+from jacbench.report import book, browser
+
+GBM_PAGE, MAIN_IMAGE = browser.MAIN_FIGURE
+
+
+@pytest.fixture(scope="module")
+def chapters(built):
+    out, _ = built
+    return browser.Book.from_sources(out / "src")
+
+
+def _copy_html(built, tmp_path):
+    out, _ = built
+    copy = tmp_path / "html"
+    shutil.copytree(out / "html", copy)
+    return copy
+
+
+def _png_width(path) -> int:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", path
+    return struct.unpack(">I", head[16:20])[0]
+
+
+def test_the_toc_gives_every_chapter_in_order(built, chapters):
+    out, _ = built
+    toc = (out / "src" / "_toc.yml").read_text()
+    files = re.findall(r"^  - file: (\S+)", toc, flags=re.M)
+    assert chapters.chapters == files and len(files) >= 6
+    assert chapters.root == re.search(r"^root: (\S+)", toc, flags=re.M).group(1)
+    config = (out / "src" / "_config.yml").read_text()
+    assert chapters.title == re.search(r'^title: "(.+)"', config, flags=re.M).group(1)
+
+
+def test_every_page_passes_in_chromium(built, chapters):
+    out, _ = built
+    html = out / "html"
+    visited = browser.pages(html)
+    # Every chapter and its notebook are among the pages checked, with search and the index.
+    for docname in [chapters.root, *chapters.chapters]:
+        assert f"{docname}.html" in visited
+    assert {"search.html", "genindex.html", "notebooks/04-gbm.html"} <= set(visited)
+    assert browser.check_html(html, out / "src") == []
+
+
+def test_screenshots_at_laptop_and_phone_width(built, chapters):
+    out, _ = built
+    saved, problems = browser.screenshots(out / "html", out / "screenshots", chapters)
+    assert problems == []
+    names = {p.name: p for p in saved}
+    assert set(names) == {
+        "landing-laptop.png",
+        "landing-phone.png",
+        "main-figure-laptop.png",
+        "main-figure-phone.png",
+    }
+    assert _png_width(names["landing-laptop.png"]) == browser.VIEWPORTS["laptop"][0]
+    assert _png_width(names["landing-phone.png"]) == browser.VIEWPORTS["phone"][0]
+    # The figure fits the phone (plus the few pixels of margin the clip keeps around it).
+    assert _png_width(names["main-figure-phone.png"]) <= browser.VIEWPORTS["phone"][0] + 16
+
+
+def test_a_deleted_image_is_reported(built, tmp_path):
+    out, _ = built
+    html = _copy_html(built, tmp_path)
+    (html / "_images" / MAIN_IMAGE).unlink()
+    problems = browser.check_html(html, out / "src", only=[f"{GBM_PAGE}.html"], searches={})
+    assert f"{GBM_PAGE}.html: image did not load: ../_images/{MAIN_IMAGE}" in problems
+
+
+def test_a_blank_glued_value_is_reported(built, tmp_path):
+    out, _ = built
+    html = _copy_html(built, tmp_path)
+    page = html / "book" / "01-question.html"
+    empty = '<span class="pasted-text"></span>'
+    text, n = re.subn(r'<span class="pasted-text">[^<]+</span>', empty, page.read_text(), count=1)
+    assert n == 1
+    page.write_text(text)
+    problems = browser.check_html(html, out / "src", only=["book/01-question.html"], searches={})
+    assert "book/01-question.html: a glued value renders empty (pasted-text)" in problems
+
+
+def test_a_removed_glue_key_is_reported(built, tmp_path):
+    out, _ = built
+    staging = tmp_path / "src"
+    shutil.copytree(out / "src", staging)
+    chapter = (staging / f"{GBM_PAGE}.md").read_text()
+    glued = re.findall(r"\{glue:text\}`\.\./notebooks/04-gbm\.ipynb::(\w+)", chapter)
+    key = glued[0]
+    notebook = staging / "notebooks" / "04-gbm.ipynb"
+    nb = json.loads(notebook.read_text())
+    removed = 0
+    for cell in nb["cells"]:
+        keep = []
+        for output in cell.get("outputs", []):
+            if output.get("metadata", {}).get("scrapbook", {}).get("name") == key:
+                removed += 1
+            else:
+                keep.append(output)
+        if "outputs" in cell:
+            cell["outputs"] = keep
+    assert removed == 1
+    notebook.write_text(json.dumps(nb))
+    # The build, warnings as errors, stops and names the key ...
+    with pytest.raises(book.BookError, match=key):
+        book.jupyter_book(staging, tmp_path / "strict")
+    # ... and a build that lets warnings pass shows one value fewer, which the browser sees.
+    html = tmp_path / "html"
+    book.jupyter_book(staging, html, warnings_as_errors=False)
+    problems = browser.check_html(html, staging, only=[f"{GBM_PAGE}.html"], searches={})
+    n = len(glued)
+    assert (
+        f"{GBM_PAGE}.html: shows {n - 1} of the {n} glued values its source pastes "
+        "(a glue key not found?)"
+    ) in problems
+
+
+def test_a_figure_wider_than_the_phone_is_reported(built, chapters, tmp_path):
+    html = _copy_html(built, tmp_path)
+    css = html / "_static" / "jacbench.css"
+    css.write_text(css.read_text() + "\nfigure img { max-width: none !important; width: 900px; }\n")
+    _, problems = browser.screenshots(html, tmp_path / "shots", chapters)
+    assert len(problems) == 1
+    assert f"{GBM_PAGE}.html at {browser.VIEWPORTS['phone'][0]} px" in problems[0]
+    assert "no scroll container" in problems[0]
+
+
+def test_the_search_page_must_find_its_chapter(built):
+    out, _ = built
+    with browser.serve(out / "html") as base, browser.browser() as context:
+        assert browser.check_search(context, base, "pfor", GBM_PAGE) == []
+        missing = browser.check_search(context, base, "pfor", "book/no-such-chapter")
+    assert missing and "is not among the" in missing[0]
+
+
+def test_check_html_without_a_build_exits_2(tmp_path, capsys):
+    assert main(["check-html", str(tmp_path / "nothing")]) == 2
+    assert "no built book" in capsys.readouterr().err
+
+
+def test_check_html_without_chromium_exits_2(built, tmp_path, capsys):
+    out, _ = built
+    missing = str(tmp_path / "no-chromium")
+    assert main(["check-html", str(out / "html"), "--chromium", missing]) == 2
+    assert f"Chromium not found at {missing}" in capsys.readouterr().err

@@ -1,0 +1,91 @@
+"""The quick book printed to one PDF: a page per chapter start, the headline numbers in it."""
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from jacbench.cli import main
+from jacbench.report import browser, pdf
+
+
+@pytest.fixture(scope="module")
+def printed(built):
+    out, _ = built
+    path = pdf.make_pdf(out)
+    return out, path, pdf.page_texts(path)
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+class _Headline(HTMLParser):
+    """The body cells of a page's first table and the page's glued values."""
+
+    def __init__(self):
+        super().__init__()
+        self.cells, self.pasted = [], []
+        self._tables = 0
+        self._into = None
+        self._buf = []
+
+    def handle_starttag(self, tag, attrs):
+        classes = dict(attrs).get("class") or ""
+        if tag == "table":
+            self._tables += 1
+        elif tag == "td" and self._tables == 1:
+            self._into, self._buf = self.cells, []
+        elif tag == "span" and "pasted-text" in classes.split():
+            self._into, self._buf = self.pasted, []
+
+    def handle_endtag(self, tag):
+        if self._into is not None and tag in ("td", "span"):
+            if tag == "td" or self._into is self.pasted:
+                self._into.append(_words("".join(self._buf)))
+                self._into = None
+
+    def handle_data(self, data):
+        if self._into is not None:
+            self._buf.append(data)
+
+
+def test_the_pdf_is_printed_with_every_page(printed):
+    out, path, pages = printed
+    assert path == out / "pdf" / "jacbench.pdf"
+    assert path.read_bytes()[:5] == b"%PDF-"
+    assert pdf.page_count(path) == len(pages)
+
+
+def test_every_chapter_starts_a_page(printed):
+    out, _, pages = printed
+    chapters = browser.Book.from_sources(out / "src")
+    starts = [_words(p) for p in pages]
+    assert starts[0].startswith(chapters.title)
+    for docname in chapters.chapters:
+        heading = browser.parse_page(out / "html" / f"{docname}.html").h1
+        assert heading, docname
+        assert any(s.startswith(heading) for s in starts), f"no page starts with {heading!r}"
+    assert len(pages) > len(chapters.chapters)
+
+
+def test_the_headline_table_and_its_glued_numbers_are_in_the_pdf(printed):
+    out, _, pages = printed
+    parser = _Headline()
+    parser.feed((out / "html" / "book" / "01-question.html").read_text())
+    assert len(parser.cells) >= 12 and len(parser.pasted) >= 10
+    text = _words(" ".join(pages))
+    for value in parser.cells + parser.pasted:
+        assert value in text, value
+    assert re.search(r"\d", " ".join(parser.cells))  # numbers, not only names
+
+
+def test_math_is_typeset_not_left_as_tex(printed):
+    _, _, pages = printed
+    text = " ".join(pages)
+    assert "\\(" not in text and "\\partial" not in text and "$N$" not in text
+
+
+def test_pdf_without_a_book_exits_2(tmp_path, capsys):
+    assert main(["pdf", "--build", str(tmp_path)]) == 2
+    assert "no staged book" in capsys.readouterr().err
