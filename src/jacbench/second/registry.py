@@ -77,6 +77,8 @@ class Method:
 # Memory coefficients, fitted on a calibration sweep (dense: n = 1,000-6,000; products: n up to
 # 10^7; Greeks: N = 10^4-10^5). Dense Hessians hold several n x n matrices (batch), products a
 # few n-vectors (arrays), Greeks a few path arrays of the simulation (forward over reverse).
+# Beyond the fitted range the dense ones grow faster than the model: at n = 10,000 every one
+# passed an 8 GiB cap (jax.hessian, 3.2 n x n at n = 6,000, needed over 20); the cap records it.
 METHODS: tuple[Method, ...] = (
     Method("torch", "functional-hessian", "dense",
            "torch.autograd.functional.hessian of each output (reverse-over-reverse).",
