@@ -5,6 +5,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import yaml
 
 from jacbench.report import book
 
@@ -14,17 +15,21 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_book_builds_with_warnings_as_errors(built):
     out, index = built
     assert index.exists() and index.name == "index.html"
-    for name in (
-        "01-question",
-        "02-modes",
-        "03-vectorized",
-        "04-gbm",
-        "05-wide",
-        "06-recommend",
-        "07-reproduce",
-    ):
+    for name in book.NOTEBOOKS:
         assert (out / "html" / "book" / f"{name}.html").exists()
         assert (out / "html" / "notebooks" / f"{name}.html").exists()
+
+
+def test_every_notebook_in_the_toc_is_executed_and_every_one_executed_is_in_it():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    listed = [
+        sec["file"].removeprefix("notebooks/")
+        for chapter in toc["chapters"]
+        for sec in chapter.get("sections", [])
+        if sec["file"].startswith("notebooks/")
+    ]
+    assert listed == list(book.NOTEBOOKS)
+    assert sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb")) == sorted(listed)
 
 
 def test_no_executed_notebook_holds_an_error(built):
