@@ -49,13 +49,6 @@ def _add_gbm_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
 
 
-def check_device(device: str) -> None:
-    """UsageError unless the device can be used here (cuda needs an NVIDIA GPU)."""
-    from jacbench.measure import devices
-
-    devices.check(device)
-
-
 def problem_of(args: argparse.Namespace) -> str:
     """The problem a command's arguments name: gbm, moments or moments-batch."""
     if args.problem not in ("gbm", "moments"):
@@ -212,30 +205,31 @@ def cmd_strategies(args: argparse.Namespace) -> int:
 def cmd_jacobian(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from jacbench.problems import gbm
+    from jacbench.measure import devices
+    from jacbench.problems import gbm, moments
     from jacbench.strategies import registry
 
-    check_device(args.device)
+    devices.check(args.device)
     strategy = registry.get(args.framework, args.strategy)
-    if problem_of(args) != "gbm":
-        return _jacobian_moments(args, strategy)
-    params = gbm_params(args)
-    strategy.check(params.dtype)
-    case = gbm.make_case(params)
+    problem = problem_of(args)
+    params = gbm_params(args) if problem == "gbm" else moments_params(args)
+    _check_supported(strategy.framework, strategy.name, problem, params.dtype)
+    case = gbm.make_case(params) if problem == "gbm" else moments.make_case(params)
     start = time.perf_counter()
     result = strategy.build(case)()
     elapsed = time.perf_counter() - start
-    if strategy.faithful:
-        reference = gbm.jacobian_from_terminal(params, result.terminal)
-        against = "closed form from its own paths"
+    error = strategy.error(case, result)
+    if problem == "gbm":
+        size = f"N={params.paths} M={params.steps}"
+        arrays = {"jacobian": result.jacobian, "terminal": result.terminal}
     else:
-        reference = gbm.jacobian_closed_form(case)
-        against = "closed form"
-    error = gbm.relative_error(result.jacobian, reference)
+        size = f"moments n={params.inputs}" + (f" B={params.batch}" if params.batch else "")
+        arrays = {"jacobian": result.jacobian, "x": case.x}
     if args.output:
-        np.savez(args.output, jacobian=result.jacobian, terminal=result.terminal)
+        np.savez(args.output, **arrays)
+    against = "closed form from its own paths" if strategy.faithful else "closed form"
     print(
-        f"{strategy.key}  N={params.paths} M={params.steps} {params.dtype}  "
+        f"{strategy.key}  {size} {params.dtype}  "
         f"time {elapsed:.4f} s (first call, set-up and compilation included)  "
         f"max relative error {error:.2e} vs {against}"
     )
@@ -252,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _case_from_args(args: argparse.Namespace):
-    from jacbench.measure import harness
+    from jacbench.measure import devices, harness
     from jacbench.measure.sweep import Case
     from jacbench.strategies import registry
 
@@ -265,11 +259,14 @@ def _case_from_args(args: argparse.Namespace):
     elif args.strategy.startswith("second:"):
         from jacbench.second import registry as second
 
-        framework, strategy = args.framework, f"second:{second.get(*_names(args)).name}"
+        framework, strategy = (
+            args.framework,
+            f"second:{second.get(args.framework, args.strategy).name}",
+        )
     else:
         s = registry.get(args.framework, args.strategy)
         framework, strategy = s.framework, s.name
-    check_device(args.device)
+    devices.check(args.device)
     problem = problem_of(args)
     params = gbm_params(args) if problem == "gbm" else moments_params(args)
     _check_supported(framework, strategy, problem, params.dtype)
@@ -287,10 +284,6 @@ def _case_from_args(args: argparse.Namespace):
         timeout=args.timeout if args.timeout else 300.0,
         repeats=args.repeats,
     )
-
-
-def _names(args: argparse.Namespace) -> tuple[str, str]:
-    return args.framework, args.strategy
 
 
 def _check_supported(framework: str, strategy: str, problem: str, dtype: str) -> None:
@@ -500,47 +493,8 @@ def cmd_table(args: argparse.Namespace) -> int:
     return 0
 
 
-def _jacobian_moments(args: argparse.Namespace, strategy) -> int:
-    """jacbench jacobian --problem moments: the wide 3 x n Jacobian of the second question."""
-    import numpy as np
-
-    from jacbench.errors import UnsupportedConfiguration
-    from jacbench.problems import moments
-
-    problem = problem_of(args)
-    if problem not in strategy.problems:
-        valid = ", ".join(s.name for s in registry_for(args.framework) if problem in s.problems)
-        option = "--problem moments" + (" --batch" if args.batch else "")
-        raise UnsupportedConfiguration(
-            f"strategy {strategy.key} does not support {option}; choose one of: {valid}"
-        )
-    params = moments_params(args)
-    strategy.check(params.dtype)
-    case = moments.make_case(params)
-    start = time.perf_counter()
-    result = strategy.build(case)()
-    elapsed = time.perf_counter() - start
-    # Each output's largest error relative to its scale.
-    error = moments.relative_error(result.jacobian, moments.jacobian_closed_form(case.x))
-    if args.output:
-        np.savez(args.output, jacobian=result.jacobian, x=case.x)
-    batch = f" B={params.batch}" if params.batch else ""
-    print(
-        f"{strategy.key}  moments n={params.inputs}{batch} {params.dtype}  "
-        f"time {elapsed:.4f} s (first call, set-up and compilation included)  "
-        f"max relative error {error:.2e} vs closed form"
-    )
-    return 0
-
-
-def registry_for(framework: str):
-    from jacbench.strategies import registry
-
-    return registry.by_framework(framework)
-
-
 def cmd_crossover(args: argparse.Namespace) -> int:
-    import csv
+    from pathlib import Path
 
     from jacbench import crossover
     from jacbench.report.publish import markdown_table
@@ -570,8 +524,5 @@ def cmd_crossover(args: argparse.Namespace) -> int:
         else:
             print(f"{fw}: reverse mode beats forward mode from m / n = {aspect:g} on")
     if args.out:
-        with open(args.out, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
+        crossover.write_csv(rows, Path(args.out))
     return 0

@@ -406,7 +406,7 @@ def _sizes(g: dict, problem: str, overrides: dict) -> list[dict[str, int]]:
     return [{"inputs": int(float(n)), "batch": int(b)} for n in inputs for b in batches]
 
 
-def _dtypes(framework: str, name: str, problem: str) -> tuple[str, ...]:
+def _dtypes(framework: str, name: str) -> tuple[str, ...]:
     if ":" in name:
         return ("float32", "float64")
     return registry.get(framework, name).dtypes
@@ -438,7 +438,7 @@ def expand(profile: dict, overrides: dict | None = None) -> list[Case]:
                     continue
                 for size in _sizes(g, problem, overrides):
                     for dtype in g.get("dtypes", ["float32"]):
-                        if dtype not in _dtypes(fw, name, problem):
+                        if dtype not in _dtypes(fw, name):
                             continue
                         for alloc in allocators:
                             case = Case(

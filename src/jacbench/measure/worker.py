@@ -86,7 +86,7 @@ def _target(spec: dict):
         method = second.get(target["framework"], target["second"])
         return (lambda: method.build(case)), lambda result: method.error(case, result)
     strategy = registry.get(target["framework"], target["strategy"])
-    return (lambda: strategy.build(case)), lambda result: jacobian_error(strategy, case, result)
+    return (lambda: strategy.build(case)), lambda result: strategy.error(case, result)
 
 
 def make_case(problem: str, params: dict):
@@ -101,19 +101,6 @@ def make_case(problem: str, params: dict):
             raise ValueError(f"problem {problem} with batch={case.params.batch}")
         return case
     raise ValueError(f"unknown problem {problem!r}")
-
-
-def jacobian_error(strategy, case, result) -> float:
-    """A strategy's Jacobian against the closed form (per output, scaled by its magnitude)."""
-    from jacbench.problems import gbm, moments
-
-    if case.problem != "gbm":
-        return moments.relative_error(result.jacobian, moments.jacobian_closed_form(case.x))
-    if strategy.faithful:
-        reference = gbm.jacobian_from_terminal(case.params, result.terminal)
-    else:
-        reference = gbm.jacobian_closed_form(case)
-    return gbm.relative_error(result.jacobian, reference)
 
 
 def _memory_fields(prefix: str, m: PhaseMemory) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import numpy as np
 from jacbench.measure import model
 from jacbench.problems import gbm
 from jacbench.report import figures
+from jacbench.report.figures import FRAMEWORK_NAMES
 from jacbench.report.publish import Section, markdown_table
 from jacbench.report.results import (
     Results,
@@ -28,7 +29,6 @@ from jacbench.report.results import (
 from jacbench.strategies import registry
 
 NOT_MEASURED = "not measured in this profile"
-FRAMEWORK_NAMES = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "numpy": "numpy"}
 
 
 def _ok_strategies(res: Results, framework: str, paths: int, **where) -> list[dict]:
@@ -669,9 +669,10 @@ def wide(res: Results, crossover_rows: list[dict], question_inputs: int = 100_00
     hess = []
     for r in second_rows:
         if r["inputs"] in (n, dense_n):
-            hess.append([f"{r['inputs']:,}", FRAMEWORK_NAMES[r["framework"]],
-                         f"`{r['strategy'].removeprefix('second:')}`", _kind(r), *_cells(r)[:3],
-                         _cells(r)[4]])  # fmt: skip
+            warm, cold, peak, _, error = _cells(r)
+            name = f"`{_short(r['strategy'])}`"
+            hess.append([f"{r['inputs']:,}", FRAMEWORK_NAMES[r["framework"]], name, _kind(r),
+                         warm, cold, peak, error])  # fmt: skip
     hess.sort(key=lambda c: (int(c[0].replace(",", "")), c[3], c[1]))
     sec.tables["hessian"] = (
         markdown_table(
@@ -701,9 +702,7 @@ def wide(res: Results, crossover_rows: list[dict], question_inputs: int = 100_00
     best_hvp = min(hvps, key=lambda r: r["warm_median_s"]) if hvps else None
     sec.value(
         "w_hvp_best",
-        f"{best_hvp['framework']}/{best_hvp['strategy'].removeprefix('second:')}"
-        if best_hvp
-        else NOT_MEASURED,
+        f"{best_hvp['framework']}/{_short(best_hvp['strategy'])}" if best_hvp else NOT_MEASURED,
     )
     sec.value("w_hvp_best_time", outcome(best_hvp) if best_hvp else NOT_MEASURED)
     sec.value(

@@ -21,6 +21,7 @@ FAILED_WORDS = {
     "skipped-predicted": "skipped: predicted above cap",
     "error": "error",
 }
+FRAMEWORK_NAMES = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "numpy": "numpy"}
 FRAMEWORK_COLOURS = {"torch": "#d62728", "tensorflow": "#ff7f0e", "jax": "#1f77b4", "numpy": "#555"}
 MODE_STYLES = {"forward": "-", "reverse": "--", "none": ":"}
 
@@ -306,6 +307,7 @@ def wide_scaling(res: Results, rows_of, title: str, frameworks=("torch", "tensor
         names = sorted({r["strategy"] for r in rows})
         colours = _strategy_colours(names)
         failed_seen = set()
+        top = max((r["warm_median_s"] for r in rows if r["status"] == "ok"), default=1.0)
         for name in names:
             series = [r for r in rows if r["strategy"] == name]
             ok = [r for r in series if r["status"] == "ok"]
@@ -313,7 +315,6 @@ def wide_scaling(res: Results, rows_of, title: str, frameworks=("torch", "tensor
             if ok:
                 ax.plot([r["inputs"] for r in ok], [r["warm_median_s"] for r in ok], marker="o",
                         ms=4, color=colours[name], label=short)  # fmt: skip
-            top = max((r["warm_median_s"] for r in rows if r["status"] == "ok"), default=1.0)
             for r in series:
                 if r["status"] == "ok":
                     continue
@@ -333,14 +334,10 @@ def wide_scaling(res: Results, rows_of, title: str, frameworks=("torch", "tensor
             continue
         log_axes(ax)
         ax.set_ylabel("warm median time (s)")
-        ax.set_title(f"{framework_name(fw)}: {title}")
+        ax.set_title(f"{FRAMEWORK_NAMES[fw]}: {title}")
         _failure_legend(ax, failed_seen, outside=True)
     np.atleast_1d(axes)[-1].set_xlabel("inputs n")
     return fig
-
-
-def framework_name(fw: str) -> str:
-    return {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}.get(fw, fw)
 
 
 def crossover(rows: list[dict], aspects: dict[str, float | None]):
@@ -357,7 +354,7 @@ def crossover(rows: list[dict], aspects: dict[str, float | None]):
         xs = [m / n for m, n in shapes]
         ys = [t[s]["forward"] / t[s]["reverse"] for s in shapes]
         colour = FRAMEWORK_COLOURS[fw]
-        ax.plot(xs, ys, marker="o", ms=4, color=colour, label=framework_name(fw))
+        ax.plot(xs, ys, marker="o", ms=4, color=colour, label=FRAMEWORK_NAMES[fw])
         if aspects.get(fw) is not None:
             ax.axvline(aspects[fw], color=colour, ls="--", lw=0.8)
     ax.axhline(1.0, color="black", lw=0.8)

@@ -92,6 +92,20 @@ class Strategy:
         self.check(case.params.dtype)
         return _load(self.entry(problem))(case)
 
+    def error(self, case, result: JacobianResult) -> float:
+        """Largest error of the result's Jacobian against the closed form, per output scaled by
+        its magnitude. The question's programs draw their own normals: their reference is the
+        closed form recovered from their own terminal values."""
+        from jacbench.problems import gbm, moments
+
+        if case.problem != "gbm":
+            return moments.relative_error(result.jacobian, moments.jacobian_closed_form(case.x))
+        if self.faithful:
+            reference = gbm.jacobian_from_terminal(case.params, result.terminal)
+        else:
+            reference = gbm.jacobian_closed_form(case)
+        return gbm.relative_error(result.jacobian, reference)
+
 
 def _load(entry: str) -> Callable:
     module, _, func = entry.partition(":")
