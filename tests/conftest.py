@@ -5,11 +5,11 @@ import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+from jacbench.constants import TOLERANCE  # noqa: E402, F401 - the acceptance tolerance
 from jacbench.problems import gbm  # noqa: E402
 
 # The acceptance sizes of the registry tests: N=1,000 paths, M=52 steps.
 PATHS, STEPS = 1000, 52
-TOLERANCE = {"float32": 1e-4, "float64": 1e-10}
 
 
 @pytest.fixture(scope="session")
@@ -25,14 +25,13 @@ def cases() -> dict[str, gbm.GBMCase]:
 def quick_results(tmp_path_factory):
     """The quick profile swept once per test session, with its tall-to-wide crossover beside
     it (about 4 minutes on 2 cores)."""
-    from jacbench import crossover
-    from jacbench.measure import sweep
+    from jacbench.measure import crossover, profiles, runner
 
     out = tmp_path_factory.mktemp("results") / "quick.csv"
-    profile = sweep.load_profile("quick")
-    cases = sweep.expand(profile)
-    sweep.run_sweep(cases, out, quiet=True, jobs=int(profile.get("jobs", 1)))
-    crossover.run_profile(profile, out)
+    profile = profiles.load_profile("quick")
+    cases = profiles.expand(profile)
+    runner.run_sweep(cases, out, quiet=True, jobs=int(profile.get("jobs", 1)))
+    crossover.run_profile(profile, out, quiet=True)
     return out, cases
 
 

@@ -7,6 +7,7 @@ import nbformat
 import pytest
 import yaml
 
+from jacbench.measure import store
 from jacbench.report import book
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,8 +70,10 @@ def test_parameters_box_replaces_the_injected_cell(built):
 
 
 def test_a_failing_notebook_names_itself_and_its_cell(tmp_path):
+    # A results file by its header, so the build starts; its row fails inside the notebook.
     unreadable = tmp_path / "results.csv"
-    unreadable.mkdir()  # exists, so the build starts; reading it fails inside the notebook
+    row = {c: "" for c in store.COLUMNS} | {"key": "k", "paths": "many", "status": "ok"}
+    unreadable.write_text(",".join(store.COLUMNS) + "\n" + ",".join(row.values()) + "\n")
     with pytest.raises(book.BookError, match=r"notebooks/01-question\.ipynb failed in cell \d+"):
         book.build(
             profile="quick",
@@ -79,6 +82,18 @@ def test_a_failing_notebook_names_itself_and_its_cell(tmp_path):
             out=tmp_path / "_build",
             measure=False,
         )
+
+
+def test_a_file_that_is_not_results_stops_the_book_before_any_notebook(tmp_path, capsys):
+    from jacbench.cli import main
+
+    foreign = tmp_path / "prices.csv"
+    foreign.write_text("date,close\n2026-01-02,101.5\n")
+    args = ["book", "--profile", "quick", "--no-measure", "--results", str(foreign)]
+    assert main([*args, "--out", str(tmp_path / "_build")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not a jacbench results file" in err[0]
+    assert not (tmp_path / "_build").exists()
 
 
 def test_wide_chapter_shows_its_tables_figures_and_glued_numbers(built):

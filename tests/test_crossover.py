@@ -1,39 +1,45 @@
-"""The tall-to-wide crossover: both modes correct at every shape, and the crossover rule."""
+"""The tall-to-wide crossover: both modes correct at every shape, measured through the harness
+like every other case, and the crossover rule."""
 
 import re
 
 import numpy as np
 import pytest
 
-from jacbench import crossover
 from jacbench.cli import main
+from jacbench.errors import UsageError
+from jacbench.measure import crossover
+from jacbench.measure.targets import MODES
 from jacbench.problems import shapes
+from jacbench.strategies import shapes as shape_strategies
 
 
 def test_shapes_span_tall_to_wide_with_fixed_product():
     s = shapes.shapes(1024, steps=6)
     assert s[0] == (1024, 1) and s[-1] == (1, 1024)
     assert all(m * n == 1024 for m, n in s)
-    with pytest.raises(ValueError):
+    with pytest.raises(UsageError, match="power of two"):
         shapes.shapes(1000)
 
 
 @pytest.mark.parametrize("framework", ["numpy", "torch", "tensorflow", "jax"])
-@pytest.mark.parametrize("mode", crossover.MODES)
+@pytest.mark.parametrize("mode", MODES)
 def test_both_modes_match_the_closed_form(framework, mode):
     for m, n in shapes.shapes(64, steps=3):
-        w, x = shapes.make(n, m, dtype="float64")
-        j = crossover.builder(framework, w, x, mode)()
+        case = shapes.make_case(shapes.ShapesParams(outputs=m, inputs=n, dtype="float64"))
+        j = shape_strategies.build(framework, mode, case)()
         assert j.shape == (m, n)
-        np.testing.assert_allclose(j, shapes.jacobian_closed_form(w, x), rtol=1e-10, atol=1e-12)
+        reference = shapes.jacobian_closed_form(case.w, case.x)
+        np.testing.assert_allclose(j, reference, rtol=1e-10, atol=1e-12)
 
 
 def test_crossover_is_the_first_shape_where_reverse_wins():
-    def rows(times):
+    def rows(times, status="ok"):
         out = []
         for (m, n), (fwd, rev) in times.items():
             for mode, t in (("forward", fwd), ("reverse", rev)):
-                out.append({"outputs": m, "inputs": n, "mode": mode, "warm_median_s": t})
+                out.append({"outputs": m, "inputs": n, "mode": mode, "warm_median_s": t,
+                            "status": status})  # fmt: skip
         return out
 
     times = {(64, 1): (1.0, 9.0), (8, 8): (1.0, 2.0), (1, 64): (5.0, 1.0)}
@@ -42,9 +48,41 @@ def test_crossover_is_the_first_shape_where_reverse_wins():
     # A tall shape where reverse wins by noise is not the crossover: reverse must keep winning.
     noisy = {(64, 1): (1.0, 0.5), (8, 8): (1.0, 2.0), (1, 64): (5.0, 1.0)}
     assert crossover.crossover(rows(noisy)) == 1 / 64
+    # Shapes that did not finish say nothing.
+    assert crossover.crossover(rows(times, status="memory-cap")) is None
 
 
-def test_command_runs_a_framework_in_its_own_process(capsys):
+def test_rows_carry_the_sweep_fields(tmp_path):
+    out = tmp_path / "crossover.csv"
+    rows = crossover.measure(["numpy"], total=16, steps=2, repeats=2, warm_budget_s=0.2, out=out)
+    assert {(r["outputs"], r["inputs"], r["mode"]) for r in rows} == {
+        (16, 1, "forward"), (16, 1, "reverse"), (1, 16, "forward"), (1, 16, "reverse")
+    }  # fmt: skip
+    for r in rows:
+        assert r["status"] == "ok" and r["target"] == "crossover", r["message"]
+        assert r["mem_cap"] > 0 and r["timeout"] > 0 and r["warm_n"] >= 1
+        assert r["warm_min_s"] <= r["warm_median_s"] <= r["warm_max_s"]
+        assert r["max_rel_error"] < 1e-6
+    # Measured once: a second run reuses every row.
+    before = out.read_text()
+    crossover.measure(["numpy"], total=16, steps=2, repeats=2, warm_budget_s=0.2, out=out)
+    assert out.read_text() == before
+
+
+def test_a_case_past_its_cap_is_a_memory_cap_row(tmp_path, capsys):
+    # Importing torch alone holds about 220 MiB: a 100 MB cap stops every case.
+    out = tmp_path / "capped.csv"
+    args = ["crossover", "--frameworks", "torch", "--total", "4", "--steps", "2",
+            "--repeats", "1", "--mem-cap", "100MB", "--out", str(out)]  # fmt: skip
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    rows = crossover.read(out)
+    assert len(rows) == 4 and {r["status"] for r in rows} == {"memory-cap"}
+    assert all("above the cap of 0.09 GiB" in r["message"] for r in rows)
+    assert "torch: no verdict, no case finished (memory-cap)" in text
+
+
+def test_command_reports_a_verdict(capsys):
     args = ["crossover", "--frameworks", "numpy", "--total", "64", "--steps", "3", "--repeats", "1"]
     assert main(args) == 0
     # Which mode wins is a timing, not asserted: one verdict line for the framework is.
@@ -53,7 +91,12 @@ def test_command_runs_a_framework_in_its_own_process(capsys):
                      out, re.M)  # fmt: skip
 
 
-@pytest.mark.parametrize("args", [["--total", "1000"], ["--frameworks", "mxnet"]])
+@pytest.mark.parametrize(
+    "args",
+    [["--total", "1000"], ["--frameworks", "mxnet"], ["--total", "2^10"], ["--steps", "1"],
+     ["--mem-cap", "lots"]],
+)  # fmt: skip
 def test_bad_input_exits_2(args, capsys):
     assert main(["crossover", *args]) == 2
-    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in err[0]

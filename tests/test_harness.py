@@ -9,7 +9,9 @@ import pytest
 from jacbench.cli import main
 from jacbench.errors import UsageError
 from jacbench.measure import harness
-from jacbench.measure.sweep import Case, measure_case
+from jacbench.measure.case import Case
+from jacbench.measure.runner import measure_case
+from jacbench.units import parse_bytes
 
 PROBES = "jacbench.measure.probes"
 MB = 10**6
@@ -76,16 +78,12 @@ def test_wrong_answer_is_an_error_not_a_time(monkeypatch):
     from jacbench.measure import worker
 
     monkeypatch.setattr(worker, "TOLERANCE", {"float32": 0.0, "float64": 0.0})
-    rec = worker.run(
-        harness.spec_for(framework="numpy", strategy="finite-difference", params={"paths": 50})
-    )
+    rec = worker.run(Case(framework="numpy", strategy="finite-difference", paths=50).worker_spec())
     assert rec["status"] == "error" and "closed form" in rec["message"]
 
 
 def test_worker_fixes_threads_before_import():
-    spec = harness.spec_for(
-        framework="torch", strategy="pathwise", params={"paths": 100}, threads=1
-    )
+    spec = Case(framework="torch", strategy="pathwise", paths=100, threads=1).worker_spec()
     rec = harness.run_worker(spec, harness.Limits(timeout=120))
     assert rec["status"] == "ok", rec["message"]
     assert rec["torch_threads"] == 1 and rec["threads"] == 1
@@ -96,13 +94,13 @@ def test_worker_fixes_threads_before_import():
     [("8GiB", 8 * 2**30), ("512MiB", 512 * 2**20), ("1.5G", 1_500_000_000), ("1e9", 10**9)],
 )
 def test_parse_bytes(text, value):
-    assert harness.parse_bytes(text) == value
+    assert parse_bytes(text) == value
 
 
 @pytest.mark.parametrize("text", ["lots", "-1GiB", "0"])
 def test_parse_bytes_rejects(text):
     with pytest.raises(UsageError):
-        harness.parse_bytes(text)
+        parse_bytes(text)
 
 
 def test_default_cap_is_at_most_8_gib_and_half_the_ram():
@@ -133,7 +131,7 @@ def test_measure_command_prints_one_json_record(capsys):
         (["--callable", "no_colon"], "module:function"),
         (["--framework", "jax", "--strategy", "jvp", "--mem-cap", "lots"], "size"),
         (["--framework", "jax", "--strategy", "jvp", "--allocator", "tcmalloc"], "glibc-mmap"),
-        (["--framework", "jax", "--strategy", "jvp", "--timeout", "0"], "--timeout"),
+        (["--framework", "jax", "--strategy", "jvp", "--timeout", "0"], "timeout"),
         (["--strategy", "jvp"], "--framework"),
     ],
 )
@@ -146,7 +144,8 @@ def test_measure_bad_input_exits_2(args, word, capsys):
 def test_parent_never_imports_a_framework():
     code = (
         "import sys\n"
-        "from jacbench.measure.sweep import Case, measure_case\n"
+        "from jacbench.measure.case import Case\n"
+        "from jacbench.measure.runner import measure_case\n"
         "row = measure_case(Case(framework='torch', strategy='pathwise', paths=100, repeats=1))\n"
         "assert row['status'] == 'ok', row\n"
         "print([m for m in ('torch', 'tensorflow', 'jax') if m in sys.modules])\n"
@@ -162,3 +161,41 @@ def test_measure_passes_the_model_parameters(capsys):
     row = json.loads(capsys.readouterr().out)
     assert (row["vol"], row["spot"], row["seed"]) == (0.35, 80.0, 7)
     assert row["status"] == "ok" and row["max_rel_error"] < 1e-4
+
+
+def test_a_kill_after_the_worker_reported_keeps_its_measurements():
+    row = _probe("report_then_allocate", mem_cap=harness.GIB)
+    assert row["status"] == "ok" and row["warm_median_s"] == 0.25
+    assert row["message"].startswith("ratio not measured: killed at")
+    assert "in the paired calls" in row["message"]
+
+
+def test_paired_calls_alternate_their_order():
+    from jacbench.measure.worker import paired_ratios
+
+    order = []
+    ratios = paired_ratios(lambda: order.append("A"), lambda: order.append("B"), 4, 60)
+    assert "".join(order) == "ABBAABBA" and len(ratios) == 4
+
+
+def test_ratio_summary_is_median_and_quartiles():
+    from jacbench.measure.runner import ratio_summary
+
+    s = ratio_summary([1.0, 2.0, 3.0, 4.0, 100.0])
+    assert (s["ratio_median"], s["ratio_q1"], s["ratio_q3"], s["ratio_pairs"]) == (3, 2, 4, 5)
+    assert ratio_summary([1.5])["ratio_q1"] == 1.5 and ratio_summary([]) == {}
+
+
+def test_a_strategy_is_timed_against_its_simulation_side_by_side(capsys):
+    args = ["measure", "--framework", "numpy", "--strategy", "analytic", "--paths", "2e4"]
+    assert main([*args, "--repeats", "6", "--ratio-processes", "2"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["status"] == "ok", row["message"]
+    # Six pairs in the worker that measured it, six more in a second worker.
+    assert row["ratio_pairs"] == 12 and row["ratio_processes"] == 2
+    assert 0 < row["ratio_q1"] <= row["ratio_median"] <= row["ratio_q3"]
+
+
+def test_simulations_and_second_order_methods_have_no_ratio():
+    sim = measure_case(Case(framework="numpy", strategy="simulation:numpy", paths=100, repeats=2))
+    assert sim["status"] == "ok" and sim.get("ratio_median") is None

@@ -2,7 +2,8 @@
 
 import pytest
 
-from jacbench.measure import model, sweep
+from jacbench.measure import runner, store
+from jacbench.measure.case import Case
 from jacbench.strategies import registry
 
 # One strategy of each mechanism, at sizes where its N-dependent memory shows; the quick
@@ -39,7 +40,7 @@ def _measured_peak(row: dict) -> int:
 def range_rows(tmp_path_factory):
     out = tmp_path_factory.mktemp("model") / "range.csv"
     cases = [
-        sweep.Case(
+        Case(
             framework=fw,
             strategy=name,
             paths=n,
@@ -52,19 +53,13 @@ def range_rows(tmp_path_factory):
         for (fw, name), ns in RANGE.items()
         for n in ns
     ]
-    sweep.run_sweep(cases, out, quiet=True)
-    return sweep.read_rows(out)
+    runner.run_sweep(cases, out, quiet=True)
+    return store.read_rows(out)
 
 
 def _predicted(r: dict) -> int:
-    if r["problem"] == "gbm":
-        return model.predict(
-            r["framework"], r["strategy"], int(r["paths"]), int(r["steps"]), r["dtype"],
-            int(r["chunk_size"]),
-        )  # fmt: skip
-    return model.predict_moments(
-        r["framework"], r["strategy"], int(r["inputs"]), int(r["batch"]), r["dtype"]
-    )
+    """The model's peak for the row's case, as the runner recorded it before running it."""
+    return int(r["predicted_peak"])
 
 
 def _check(rows: list[dict]) -> list[str]:
@@ -123,19 +118,19 @@ WIDE = [
 
 def test_model_of_the_wide_problems_and_hessians(tmp_path):
     cases = [
-        sweep.Case(framework=fw, strategy=name, problem=problem,
+        Case(framework=fw, strategy=name, problem=problem,
                    **({"paths": n} if problem == "gbm" else {"inputs": n, "batch": b}),
                    threads=2, repeats=1, warm_budget_s=0.1, timeout=300)
         for problem, fw, name, n, b in WIDE
     ]  # fmt: skip
-    rows = sweep.read_rows(sweep.run_sweep(cases, tmp_path / "wide.csv", quiet=True))
+    rows = store.read_rows(runner.run_sweep(cases, tmp_path / "wide.csv", quiet=True))
     assert [r["status"] for r in rows] == ["ok"] * len(WIDE), [r["message"] for r in rows]
     assert _check(rows) == []
 
 
 def test_model_matches_every_strategy_in_the_quick_profile(quick_results):
     out, _ = quick_results
-    rows = sweep.read_rows(out)
+    rows = store.read_rows(out)
     covered = {(r["framework"], r["strategy"]) for r in rows if r["status"] == "ok"}
     assert {(s.framework, s.name) for s in registry.STRATEGIES if "gbm" in s.problems} <= covered
     assert _check(rows) == []
@@ -145,5 +140,16 @@ def test_question_programs_at_their_size():
     """At N=10,000 TensorFlow's pfor needs far more than an 8 GiB cap (N^2 growth), so the
     harness does not start it; PyTorch's loop needs one tape by the model, and its allocator
     growth is caught by the cap instead (tests/test_quick_profile.py)."""
-    assert model.predict("tensorflow", "question", 10_000, 52, "float32") > 1.5 * 8 * 2**30
-    assert model.predict("torch", "question", 10_000, 52, "float32") < 2**30
+    tf, torch = (registry.get(fw, "question").memory for fw in ("tensorflow", "torch"))
+    assert tf.peak("tensorflow", 10_000, 52, "float32") > 1.5 * 8 * 2**30
+    assert torch.peak("torch", 10_000, 52, "float32") < 2**30
+
+
+def test_the_runner_predicts_from_the_record_of_the_case():
+    case = Case(framework="jax", strategy="jacrev", paths=5000)
+    record = registry.get("jax", "jacrev").memory
+    assert runner.predicted_peak(case) == record.peak("jax", 5000, 52, "float32", 256)
+    wide = Case(framework="jax", strategy="second:hessian", problem="moments", inputs=3000)
+    hessian = wide.target.record.memory
+    assert runner.predicted_peak(wide) == hessian.peak_moments("jax", 3000, 0, "float32")
+    assert runner.predicted_peak(Case(framework="jax", strategy="simulation:jit")) is None

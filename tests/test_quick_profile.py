@@ -1,12 +1,12 @@
 """The quick profile, swept once per session: every case a row, every outcome sound."""
 
-from jacbench.measure import sweep
-from jacbench.measure.worker import TOLERANCE
+from jacbench.constants import TOLERANCE
+from jacbench.measure import store
 
 
 def test_every_case_has_exactly_one_row(quick_results):
     out, cases = quick_results
-    rows = sweep.read_rows(out)
+    rows = store.read_rows(out)
     assert len(rows) == len(cases)
     assert len({r["key"] for r in rows}) == len(cases)
 
@@ -35,7 +35,7 @@ def _expected_failure(r: dict) -> bool:
 
 def test_every_row_is_ok_or_an_expected_failure(quick_results):
     out, _ = quick_results
-    for r in sweep.read_rows(out):
+    for r in store.read_rows(out):
         label = f"{r['problem']} {r['framework']}/{r['strategy']} N={r['paths'] or r['inputs']}"
         if _expected_failure(r):
             continue
@@ -50,7 +50,7 @@ def test_every_wide_strategy_and_second_order_method_is_measured(quick_results):
     from jacbench.strategies.registry import STRATEGIES
 
     out, _ = quick_results
-    ok = {(r["problem"], r["framework"], r["strategy"]) for r in sweep.read_rows(out)
+    ok = {(r["problem"], r["framework"], r["strategy"]) for r in store.read_rows(out)
           if r["status"] == "ok"}  # fmt: skip
     for s in STRATEGIES:
         for problem in set(s.problems) - {"gbm"}:
@@ -61,10 +61,22 @@ def test_every_wide_strategy_and_second_order_method_is_measured(quick_results):
 
 def test_question_programs_at_their_size_are_recorded_as_failures(quick_results):
     out, _ = quick_results
-    rows = [r for r in sweep.read_rows(out) if r["strategy"] == "question"]
+    rows = [r for r in store.read_rows(out) if r["strategy"] == "question"]
     big = {r["framework"]: r for r in rows if r["paths"] == "10000"}
     assert set(big) == {"torch", "tensorflow"}
     for r in big.values():
         assert r["status"] in ("memory-cap", "skipped-predicted"), r
         if r["status"] == "skipped-predicted":
             assert int(r["predicted_peak"]) > 1.5 * int(r["mem_cap"])
+
+
+def test_every_strategy_is_timed_side_by_side_with_its_simulation(quick_results):
+    out, _ = quick_results
+    rows = [r for r in store.read_rows(out) if r["status"] == "ok" and r["problem"] == "gbm"]
+    for r in rows:
+        label = f"{r['framework']}/{r['strategy']} N={r['paths']}"
+        if r["target"] == "strategy":
+            assert int(r["ratio_pairs"]) >= 1, label
+            assert 0 < float(r["ratio_q1"]) <= float(r["ratio_median"]) <= float(r["ratio_q3"])
+        else:
+            assert r["ratio_median"] == "", label

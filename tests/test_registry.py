@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from jacbench.constants import FRAMEWORKS, PROBLEMS
 from jacbench.errors import UsageError
 from jacbench.strategies import registry
 
@@ -14,10 +15,10 @@ def test_names_are_unique_kebab_case_and_fields_valid():
     assert len(keys) == len(set(keys))
     for s in registry.STRATEGIES:
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", s.name), s.name
-        assert s.framework in registry.FRAMEWORKS
+        assert s.framework in FRAMEWORKS
         assert s.mode in registry.MODES
         assert s.batching in registry.BATCHINGS
-        assert s.description and s.problems and set(s.problems) <= set(registry.PROBLEMS)
+        assert s.description and s.problems and set(s.problems) <= set(PROBLEMS)
         assert set(s.dtypes) <= {"float32", "float64"}
 
 

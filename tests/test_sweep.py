@@ -12,7 +12,8 @@ import pytest
 
 from jacbench.cli import main
 from jacbench.errors import UsageError
-from jacbench.measure import sweep
+from jacbench.measure import profiles, runner, store
+from jacbench.measure.case import Case
 
 DATA = Path(__file__).parent / "data"
 
@@ -93,8 +94,8 @@ def test_killed_sweep_rerun_has_every_case_once(tmp_path):
 
 
 def test_profiles_are_data_and_expand():
-    assert {"quick", "standard", "full"} <= set(sweep.profile_names())
-    quick = sweep.expand(sweep.load_profile("quick"))
+    assert {"quick", "standard", "full"} <= set(profiles.profile_names())
+    quick = profiles.expand(profiles.load_profile("quick"))
     keys = {(c.framework, c.strategy) for c in quick}
     from jacbench.strategies.registry import STRATEGIES
 
@@ -103,8 +104,8 @@ def test_profiles_are_data_and_expand():
 
 
 def test_overrides_filter_a_profile():
-    cases = sweep.expand(
-        sweep.load_profile("quick"),
+    cases = profiles.expand(
+        profiles.load_profile("quick"),
         {"frameworks": ["jax"], "strategies": ["jvp"], "paths": [100, 200], "mem_cap": "1GiB"},
     )
     assert {(c.framework, c.strategy, c.paths) for c in cases} == {
@@ -115,9 +116,9 @@ def test_overrides_filter_a_profile():
 
 
 def test_predicted_case_above_the_cap_is_skipped_not_run():
-    case = sweep.Case(framework="tensorflow", strategy="tape-jacobian-pfor", paths=100_000,
+    case = Case(framework="tensorflow", strategy="tape-jacobian-pfor", paths=100_000,
                       mem_cap=2**30)  # fmt: skip
-    row = sweep.measure_case(case)
+    row = runner.measure_case(case)
     assert row["status"] == "skipped-predicted"
     assert row["predicted_peak"] > 1.5 * 2**30 and "predicted peak" in row["message"]
 
@@ -130,6 +131,10 @@ def test_predicted_case_above_the_cap_is_skipped_not_run():
         (["--profile", "quick", "--strategies", "nope", "--frameworks", "jax"], "nope"),
         (["--profile", "quick", "--paths", "1e3,x"], "--paths"),
         (["--profile", "quick", "--paths", "0"], "--paths"),
+        (["--profile", "quick", "--paths", "1.5e3,2.5"], "--paths"),
+        (["--profile", "quick", "--problems", "heat"], "heat"),
+        (["--profile", "quick", "--jobs", "0"], "--jobs"),
+        (["--profile", "quick", "--timeout", "-1"], "--timeout"),
         (["--profile", "quick", "--allocators", "tcmalloc"], "tcmalloc"),
     ],
 )
@@ -143,15 +148,32 @@ def test_unknown_profile_strategy_is_a_usage_error(tmp_path):
     p = tmp_path / "bad.yaml"
     p.write_text("groups:\n  - frameworks: [torch]\n    strategies: [warp-drive]\n")
     with pytest.raises(UsageError, match="warp-drive"):
-        sweep.expand(sweep.load_profile(str(p)))
+        profiles.expand(profiles.load_profile(str(p)))
 
 
-def test_results_file_with_other_columns_is_refused(tmp_path, capsys):
-    out = tmp_path / "old.csv"
-    out.write_text("key,framework,strategy\nabc,torch,jvp\n")
-    args = ["sweep", "--profile", str(DATA / "probes.yaml"), "--out", str(out), "--quiet"]
+def test_results_file_of_another_version_is_refused_with_the_way_out(tmp_path, capsys):
+    old = tmp_path / "old.csv"
+    before = [c for c in store.COLUMNS if not c.startswith("ratio_")]
+    old.write_text(",".join(before) + "\n")
+    args = ["sweep", "--profile", str(DATA / "probes.yaml"), "--out", str(old), "--quiet"]
     assert main(args) == 2
     assert "--fresh" in capsys.readouterr().err
+    assert main([*args, "--fresh"]) == 0  # measured again, from scratch
+    assert list(_rows(old)[0]) == store.COLUMNS
+
+
+@pytest.mark.parametrize("command", ["sweep", "table"])
+def test_a_csv_that_is_not_a_results_file_is_one_line_and_status_2(tmp_path, capsys, command):
+    foreign = tmp_path / "prices.csv"
+    foreign.write_text("date,close\n2026-01-02,101.5\n")
+    args = {
+        "sweep": ["sweep", "--profile", str(DATA / "probes.yaml"), "--out", str(foreign)],
+        "table": ["table", str(foreign), "--paths", "1000"],
+    }[command]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not a jacbench results file" in err[0]
+    assert foreign.read_text().startswith("date,close")  # left as it was
 
 
 def test_moments_groups_expand_by_inputs_and_batch(tmp_path):
@@ -163,7 +185,7 @@ def test_moments_groups_expand_by_inputs_and_batch(tmp_path):
         "  - {problem: moments-batch, strategies: all, inputs: [50], batch: [4]}\n"
         "  - {problem: gbm, frameworks: [jax], strategies: [second:greeks], paths: [100]}\n"
     )
-    cases = sweep.expand(sweep.load_profile(str(p)))
+    cases = profiles.expand(profiles.load_profile(str(p)))
     got = {(c.problem, c.framework, c.strategy, c.size, c.batch) for c in cases}
     assert ("moments", "jax", "jacrev", 1000, 0) in got
     assert ("moments", "torch", "second:hvp", 10, 0) in got
@@ -171,20 +193,20 @@ def test_moments_groups_expand_by_inputs_and_batch(tmp_path):
     assert ("gbm", "jax", "second:greeks", 100, 0) in got
     # GBM-only strategies are not moments cases, and overrides pick problems and sizes.
     assert not any(c.strategy == "pathwise" for c in cases if c.problem == "moments")
-    only = sweep.expand(sweep.load_profile(str(p)), {"problems": ["moments"], "inputs": [7]})
+    only = profiles.expand(profiles.load_profile(str(p)), {"problems": ["moments"], "inputs": [7]})
     assert {c.problem for c in only} == {"moments"} and {c.inputs for c in only} == {7}
 
 
 def test_a_moments_sweep_is_measured_and_checked(tmp_path):
     cases = [
-        sweep.Case(framework="jax", strategy="jacrev", problem="moments", inputs=1000,
+        Case(framework="jax", strategy="jacrev", problem="moments", inputs=1000,
                    repeats=2, warm_budget_s=0.1, timeout=120),
-        sweep.Case(framework="jax", strategy="second:hvp", problem="moments", inputs=1000,
+        Case(framework="jax", strategy="second:hvp", problem="moments", inputs=1000,
                    repeats=2, warm_budget_s=0.1, timeout=120),
-        sweep.Case(framework="numpy", strategy="analytic", problem="moments-batch", inputs=100,
+        Case(framework="numpy", strategy="analytic", problem="moments-batch", inputs=100,
                    batch=3, repeats=2, warm_budget_s=0.1, timeout=120),
     ]  # fmt: skip
-    out = sweep.run_sweep(cases, tmp_path / "wide.csv", quiet=True)
+    out = runner.run_sweep(cases, tmp_path / "wide.csv", quiet=True)
     rows = _rows(out)
     assert [r["status"] for r in rows] == ["ok"] * 3, [r["message"] for r in rows]
     assert all(float(r["max_rel_error"]) < 1e-5 for r in rows)
@@ -192,22 +214,40 @@ def test_a_moments_sweep_is_measured_and_checked(tmp_path):
 
 
 def test_dense_hessian_at_the_question_size_is_skipped_on_the_model(tmp_path):
-    case = sweep.Case(framework="torch", strategy="second:func-hessian", problem="moments",
+    case = Case(framework="torch", strategy="second:func-hessian", problem="moments",
                       inputs=100_000)  # fmt: skip
-    row = sweep.measure_case(case)
+    row = runner.measure_case(case)
     assert row["status"] == "skipped-predicted"
     # Three dense 100,000 x 100,000 float32 Hessians are 120 GB before any working memory.
     assert row["predicted_peak"] > 3 * 4 * 100_000**2
 
 
-def test_results_file_of_the_previous_version_is_upgraded(tmp_path):
-    old = [c for c in sweep.COLUMNS if c not in sweep.ADDED_COLUMNS]
-    out = tmp_path / "old.csv"
-    with open(out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=old, lineterminator="\n")
-        w.writeheader()
-        w.writerow({c: "" for c in old} | {"key": "k1", "framework": "jax", "paths": "10"})
-    sweep.run_sweep([], out, quiet=True)
-    rows = _rows(out)
-    assert list(rows[0]) == sweep.COLUMNS
-    assert rows[0]["key"] == "k1" and rows[0]["paths"] == "10" and rows[0]["inputs"] == ""
+BAD_PROFILES = {
+    "not YAML": ("groups: [\n  - {frameworks: [jax]", "not valid YAML at line"),
+    "no groups": ("name: empty\n", "no 'groups' list"),
+    "unknown key": ("groups:\n  - {frameworks: [jax], strategies: [jvp], pathz: [10]}\n", "pathz"),
+    "unknown top key": ("jobz: 2\ngroups:\n  - {frameworks: [jax]}\n", "jobz"),
+    "unknown framework": ("groups:\n  - {frameworks: [mxnet]}\n", "mxnet"),
+    "unknown problem": ("groups:\n  - {problem: heat}\n", "heat"),
+    "unknown strategy": ("groups:\n  - {frameworks: [jax], strategies: [warp]}\n", "warp"),
+    "bad size": ("groups:\n  - {frameworks: [jax], strategies: [jvp], paths: [1e3.5]}\n", "paths"),
+    "unknown crossover key": ("groups: []\ncrossover: {totl: 64}\n", "totl"),
+}
+
+
+@pytest.mark.parametrize("text,word", BAD_PROFILES.values(), ids=list(BAD_PROFILES))
+def test_bad_profile_is_one_line_and_status_2(tmp_path, capsys, text, word):
+    p = tmp_path / "bad.yaml"
+    p.write_text(text)
+    assert main(["sweep", "--profile", str(p), "--out", str(tmp_path / "r.csv")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and word in err[0] and "Traceback" not in err[0], err
+
+
+@pytest.mark.parametrize("written", ["10000", "10_000", "1e4", "1.0e4"])
+def test_sizes_read_the_same_everywhere(tmp_path, written):
+    p = tmp_path / "sizes.yaml"
+    p.write_text(f"groups:\n  - {{frameworks: [jax], strategies: [jvp], paths: ['{written}']}}\n")
+    assert {c.paths for c in profiles.expand(profiles.load_profile(str(p)))} == {10_000}
+    cli = profiles.expand(profiles.load_profile("quick"), {"paths": [10_000]})
+    assert {c.paths for c in cli if c.problem == "gbm"} == {10_000}

@@ -3,7 +3,7 @@
 The parent never imports torch, tensorflow or jax. It launches ``python -m
 jacbench.measure.worker`` with the case's thread counts and allocator in the environment,
 watches the worker's resident memory with psutil, and kills it above the cap or past the
-timeout. Every outcome is a record: ok, memory-cap, timeout, error, skipped-predicted.
+timeout. Every outcome is a record with one of constants.STATUSES.
 """
 
 from __future__ import annotations
@@ -15,16 +15,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 import psutil
 
+from jacbench.constants import GIB
 from jacbench.errors import UsageError
 from jacbench.measure.worker import thread_environment
 
-STATUSES = ("ok", "memory-cap", "timeout", "error", "skipped-predicted")
 ALLOCATORS = ("glibc", "glibc-mmap", "jemalloc")
 JEMALLOC_PATHS = (
     "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
@@ -33,35 +32,11 @@ JEMALLOC_PATHS = (
 # glibc-mmap: every allocation above 64 KiB is its own mapping, returned to the kernel on free.
 MMAP_THRESHOLD = "65536"
 POLL_S = 0.02
-GIB = 2**30
 
 
 def default_mem_cap() -> int:
     """The smaller of 8 GiB and half the machine's RAM."""
     return min(8 * GIB, psutil.virtual_memory().total // 2)
-
-
-def parse_bytes(text: str | int) -> int:
-    """'8GiB', '512MiB', '1.5G', '1e9' or an int -> bytes; UsageError otherwise."""
-    if isinstance(text, int):
-        return text
-    s = str(text).strip()
-    units = {"kib": 2**10, "mib": 2**20, "gib": 2**30, "k": 10**3, "m": 10**6, "g": 10**9}
-    units.update({"kb": 10**3, "mb": 10**6, "gb": 10**9, "b": 1})
-    low = s.lower()
-    for suffix in sorted(units, key=len, reverse=True):
-        if low.endswith(suffix):
-            number, scale = low[: -len(suffix)], units[suffix]
-            break
-    else:
-        number, scale = low, 1
-    try:
-        value = float(number) * scale
-    except ValueError:
-        raise UsageError(f"cannot read {text!r} as a size (try 8GiB, 512MiB)") from None
-    if value <= 0:
-        raise UsageError(f"size must be positive, got {text!r}")
-    return int(value)
 
 
 def jemalloc_path() -> str | None:
@@ -158,7 +133,10 @@ def run_worker(spec: dict, limits: Limits, allocator: str = "glibc") -> dict[str
     lines = [ln for ln in stdout.splitlines() if ln.startswith("{")]
     if lines:
         rec = json.loads(lines[-1])
-    if status is None:
+    if status is not None and rec.get("status") == "ok":
+        # Killed after the worker printed its measurements, in the paired calls: they stand.
+        status, message = "ok", f"ratio not measured: {message} in the paired calls"
+    elif status is None:
         if not lines:
             status = "error"
             message = _death_message(popen.returncode, stderr)
@@ -182,47 +160,3 @@ def _death_message(returncode: int, stderr: str) -> str:
         what = f"worker exited with status {returncode} and no result"
     tail = [ln for ln in stderr.strip().splitlines() if ln.strip()][-1:]
     return what + (f": {tail[0][:300]}" if tail else "")
-
-
-def spec_for(
-    *,
-    framework: str | None = None,
-    strategy: str | None = None,
-    simulation: str | None = None,
-    callable_: str | None = None,
-    second: str | None = None,
-    problem: str = "gbm",
-    params: dict | None = None,
-    threads: int = 1,
-    repeats: int = 5,
-    warm_budget_s: float = 10.0,
-) -> dict:
-    """A worker spec for a strategy, a second-order method, a simulation baseline or a
-    user's callable."""
-    if callable_:
-        target = {"callable": callable_}
-    elif simulation:
-        target = {"framework": framework, "simulation": simulation}
-    elif second:
-        target = {"framework": framework, "second": second}
-    else:
-        target = {"framework": framework, "strategy": strategy}
-    return {
-        "target": target,
-        "problem": problem,
-        "params": params or {},
-        "threads": threads,
-        "repeats": repeats,
-        "warm_budget_s": warm_budget_s,
-    }
-
-
-def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically (a temporary file renamed over the target)."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1, default=str))
-    os.replace(tmp, path)
-
-
-def as_dict(limits: Limits) -> dict:
-    return asdict(limits)

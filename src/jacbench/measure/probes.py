@@ -44,3 +44,10 @@ def abort() -> None:
 def fail() -> None:
     """Raise an ordinary exception."""
     raise RuntimeError("this probe always fails")
+
+
+def report_then_allocate() -> None:
+    """Print an ok record, as the worker does before its paired calls, then allocate until
+    the harness kills the process: what was reported must stand."""
+    print('\n{"status": "ok", "message": "", "cold_s": 0.5, "warm_median_s": 0.25}', flush=True)
+    allocate_forever()

@@ -2,12 +2,14 @@
 
 Run as ``python -m jacbench.measure.worker SPEC_JSON``; prints one JSON record on the last line
 of stdout. Thread counts are fixed before any framework is imported. Phases: import, inputs
-(normals drawn, strategy prepared), cold call (tracing and compilation included), warm calls.
+(inputs made, target prepared), cold call (tracing and compilation included), warm calls, and,
+for a target with a simulation baseline, paired calls: the target and its baseline timed
+alternately (A B, then B A, ...), so both see the same machine load and their ratio does not
+move with it. A record is printed after the warm calls too, so a kill during the paired calls
+loses only the ratio.
 
-A spec's target is a registered strategy ({"framework", "strategy"}), a second-order method
-({"framework", "second": name}), a simulation baseline ({"framework", "simulation":
-execution}) or any callable ({"callable": "module:function"}, called with no arguments); its
-"problem" (gbm, moments, moments-batch) and "params" give the case.
+The spec names its target in the string form of a results row (``{"framework", "name"}``),
+parsed by measure.targets like everywhere else; "problem" and "params" give the case.
 """
 
 from __future__ import annotations
@@ -19,19 +21,15 @@ import statistics
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
+from jacbench.constants import TOLERANCE
 from jacbench.measure.memory import PhaseMemory, measure_phase
-
-# The acceptance tolerances of the test suite: a larger error makes the row an error, not a time.
-TOLERANCE = {"float32": 1e-4, "float64": 1e-10}
 
 
 class WrongAnswer(Exception):
-    """The Jacobian a strategy returned does not match the closed form."""
-
-
-FRAMEWORK_MODULES = {"torch": "torch", "tensorflow": "tensorflow", "jax": "jax", "numpy": "numpy"}
+    """The result a target returned does not match the closed form."""
 
 
 def thread_environment(threads: int) -> dict[str, str]:
@@ -50,9 +48,11 @@ def thread_environment(threads: int) -> dict[str, str]:
     return env
 
 
-def _configure_framework(framework: str, threads: int) -> dict[str, Any]:
+def _configure_framework(framework: str | None, threads: int) -> dict[str, Any]:
     """Import the framework and set its thread pools; return what was set."""
-    mod = importlib.import_module(FRAMEWORK_MODULES[framework])
+    if framework is None:
+        return {}
+    mod = importlib.import_module(framework)
     info: dict[str, Any] = {"framework_version": getattr(mod, "__version__", "")}
     if framework == "torch":
         mod.set_num_threads(threads)
@@ -65,44 +65,6 @@ def _configure_framework(framework: str, threads: int) -> dict[str, Any]:
     return info
 
 
-def _target(spec: dict):
-    """(builder of a no-argument callable, closed-form check or None) for the spec's target."""
-    from jacbench.strategies import registry
-
-    target = spec["target"]
-    if "callable" in target:
-        module, _, func = target["callable"].partition(":")
-        fn = getattr(importlib.import_module(module), func)
-        return (lambda: fn), None
-    case = make_case(spec.get("problem", "gbm"), spec.get("params", {}))
-    if "simulation" in target:
-        if case.problem != "gbm":
-            raise ValueError("simulation baselines exist for the gbm problem only")
-        builder = registry.simulation(target["framework"], target["simulation"])
-        return (lambda: builder(case)), None
-    if "second" in target:
-        from jacbench.second import registry as second
-
-        method = second.get(target["framework"], target["second"])
-        return (lambda: method.build(case)), lambda result: method.error(case, result)
-    strategy = registry.get(target["framework"], target["strategy"])
-    return (lambda: strategy.build(case)), lambda result: strategy.error(case, result)
-
-
-def make_case(problem: str, params: dict):
-    """The problem's case from its parameters (numpy only: no framework is imported here)."""
-    from jacbench.problems import gbm, moments
-
-    if problem == "gbm":
-        return gbm.make_case(gbm.GBMParams(**params).validate())
-    if problem in ("moments", "moments-batch"):
-        case = moments.make_case(moments.MomentsParams(**params).validate())
-        if case.problem != problem:
-            raise ValueError(f"problem {problem} with batch={case.params.batch}")
-        return case
-    raise ValueError(f"unknown problem {problem!r}")
-
-
 def _memory_fields(prefix: str, m: PhaseMemory) -> dict[str, Any]:
     return {
         f"{prefix}_rss_before": m.baseline,
@@ -111,24 +73,76 @@ def _memory_fields(prefix: str, m: PhaseMemory) -> dict[str, Any]:
     }
 
 
-def run(spec: dict) -> dict[str, Any]:
+def _timed(fn: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    fn()  # every target returns numpy arrays: asynchronous work has finished
+    return time.perf_counter() - start
+
+
+def _repeat(body: Callable[[int], None], count: Callable[[], int], repeats: int, budget: float):
+    """Run body(i) until repeats runs or the budget is spent, whichever first (at least once)."""
+    start = time.perf_counter()
+    i = 0
+    while count() < repeats and (count() == 0 or time.perf_counter() - start < budget):
+        body(i)
+        i += 1
+
+
+def paired_ratios(call, baseline, repeats: int, budget: float) -> list[float]:
+    """Time over baseline time for pairs of calls made one right after the other, the order
+    alternating (A B, B A, ...) so that neither always runs on the other's warm caches."""
+    ratios: list[float] = []
+
+    def pair(i: int) -> None:
+        if i % 2 == 0:
+            a = _timed(call)
+            b = _timed(baseline)
+        else:
+            b = _timed(baseline)
+            a = _timed(call)
+        ratios.append(a / b)
+
+    _repeat(pair, lambda: len(ratios), repeats, budget)
+    return ratios
+
+
+def _emit(rec: dict[str, Any]) -> None:
+    sys.stdout.write("\n" + json.dumps(rec) + "\n")
+    sys.stdout.flush()
+
+
+def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any]:
     """Measure the spec's target; never raises (an exception becomes status 'error')."""
+    from jacbench.measure import targets
+    from jacbench.problems import make_case
+
     threads = int(spec.get("threads", 1))
     repeats = int(spec.get("repeats", 5))
     budget = float(spec.get("warm_budget_s", 10.0))
     rec: dict[str, Any] = {"status": "error", "message": "", "threads": threads}
     resets = []
     try:
-        framework = spec["target"].get("framework")
-        t0 = time.perf_counter()
-        info, mem = measure_phase(
-            lambda: _configure_framework(framework, threads) if framework else {}
+        target = targets.parse(spec["target"]["framework"], spec["target"]["name"])
+        baseline = (
+            targets.parse(spec["target"]["framework"], spec["baseline"])
+            if spec.get("baseline")
+            else None
         )
+        t0 = time.perf_counter()
+        info, mem = measure_phase(lambda: _configure_framework(target.imports, threads))
         rec.update(info, import_s=time.perf_counter() - t0, **_memory_fields("import", mem))
         resets.append(mem.reset)
 
+        case = None if target.kind == "callable" else make_case(spec["problem"], spec["params"])
+        if spec.get("paired_only"):
+            call = target.build(case)
+            call()
+            rec["ratio_values"] = _paired(baseline, case, call, repeats, budget)
+            rec["status"] = "ok"
+            return rec
+
         t0 = time.perf_counter()
-        (call, check), mem = measure_phase(lambda: _prepare(spec))
+        call, mem = measure_phase(lambda: target.build(case))
         rec.update(inputs_s=time.perf_counter() - t0, **_memory_fields("inputs", mem))
         resets.append(mem.reset)
 
@@ -136,9 +150,10 @@ def run(spec: dict) -> dict[str, Any]:
         result, mem = measure_phase(call)
         rec.update(cold_s=time.perf_counter() - t0, **_memory_fields("cold", mem))
         resets.append(mem.reset)
-        if check is not None:
-            rec["max_rel_error"] = error = check(result)
-            tol = TOLERANCE[spec.get("params", {}).get("dtype", "float32")]
+        error = target.error(case, result)
+        if error is not None:
+            rec["max_rel_error"] = error
+            tol = TOLERANCE[case.params.dtype]
             if not error <= tol:
                 del rec["cold_s"]
                 raise WrongAnswer(
@@ -147,19 +162,13 @@ def run(spec: dict) -> dict[str, Any]:
         del result
 
         times: list[float] = []
-
-        def warm():
-            start = time.perf_counter()
-            while len(times) < repeats and (not times or time.perf_counter() - start < budget):
-                t = time.perf_counter()
-                call()  # every strategy returns numpy arrays: asynchronous work has finished
-                times.append(time.perf_counter() - t)
-
-        _, mem = measure_phase(warm)
+        _, mem = measure_phase(
+            lambda: _repeat(lambda i: times.append(_timed(call)), times.__len__, repeats, budget)
+        )
         resets.append(mem.reset)
         rec.update(
             # Peak of the warm calls over the resident memory before the first call: what the
-            # strategy needs beyond its inputs, memory its allocator keeps between calls included.
+            # target needs beyond its inputs, memory its allocator keeps between calls included.
             warm_peak_over_inputs=max(mem.peak - rec["cold_rss_before"], 0),
             warm_n=len(times),
             warm_median_s=statistics.median(times),
@@ -168,16 +177,26 @@ def run(spec: dict) -> dict[str, Any]:
             **_memory_fields("warm", mem),
         )
         rec["status"] = "ok"
+        if baseline is not None:
+            if emit:
+                emit({**rec, "hwm_reset": all(resets)})  # a kill in the paired calls keeps this
+            try:
+                rec["ratio_values"] = _paired(baseline, case, call, repeats, budget)
+            except Exception as e:  # noqa: BLE001 - the measurement stands without its ratio
+                rec["message"] = f"ratio to {baseline.text} not measured: {type(e).__name__}: {e}"
     except BaseException as e:  # noqa: BLE001 - any failure of the case is its result
+        rec["status"] = "error"
         rec["message"] = f"{type(e).__name__}: {e}".strip()[:2000]
         rec["traceback"] = traceback.format_exc()[-4000:]
     rec["hwm_reset"] = all(resets) if resets else False
     return rec
 
 
-def _prepare(spec: dict):
-    build, check = _target(spec)
-    return build(), check
+def _paired(baseline, case, call, repeats: int, budget: float) -> list[float]:
+    """Build the baseline (its first call untimed, as the target's was) and pair the calls."""
+    simulate = baseline.build(case)
+    simulate()
+    return paired_ratios(call, simulate, repeats, budget)
 
 
 def _die_with_parent() -> None:
@@ -195,20 +214,10 @@ def _die_with_parent() -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     _die_with_parent()
-    spec = json.loads(argv[0])
-    rec = run(spec)
-    sys.stdout.write("\n" + json.dumps(rec) + "\n")
-    sys.stdout.flush()
+    _emit(run(json.loads(argv[0]), emit=_emit))
     # The record is out: skip the interpreter's teardown, which for TensorFlow and PyTorch
     # (thread pools, atexit hooks) takes up to a second and a half per case.
     os._exit(0)
-
-
-def launch_environment(spec: dict) -> dict[str, str]:
-    """Environment for a worker process: the parent's, with the spec's thread counts."""
-    env = dict(os.environ)
-    env.update(thread_environment(int(spec.get("threads", 1))))
-    return env
 
 
 if __name__ == "__main__":

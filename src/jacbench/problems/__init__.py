@@ -1,1 +1,34 @@
 """Problems: what is differentiated, with closed-form derivatives to check against."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jacbench.errors import UsageError
+from jacbench.problems import gbm, moments, shapes
+
+# The parameters of each problem's case, by the problem's name.
+PARAMS = {
+    "gbm": gbm.GBMParams,
+    "moments": moments.MomentsParams,
+    "moments-batch": moments.MomentsParams,
+    "shapes": shapes.ShapesParams,
+}
+# What "N" of a case means: the field that sizes it.
+SIZE = {"gbm": "paths", "moments": "inputs", "moments-batch": "inputs", "shapes": "inputs"}
+
+
+def make_case(problem: str, params: dict[str, Any]):
+    """The problem's case from its parameters (numpy only: no framework is imported here)."""
+    if problem not in PARAMS:
+        raise UsageError(f"unknown problem {problem!r}; choose one of: {', '.join(PARAMS)}")
+    p = PARAMS[problem](**params).validate()
+    case = {"gbm": gbm, "moments": moments, "moments-batch": moments, "shapes": shapes}[
+        problem
+    ].make_case(p)
+    if case.problem != problem:
+        raise UsageError(
+            f"problem {problem} does not fit batch={p.batch} "
+            "(moments: batch 0, moments-batch: at least 1 row)"
+        )
+    return case

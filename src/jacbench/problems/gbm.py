@@ -7,13 +7,12 @@ N paths; the output is S_T (N,). Every framework simulates from the same normals
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from jacbench.constants import DTYPES
 from jacbench.errors import UsageError
-
-DTYPES = ("float32", "float64")
 
 
 @dataclass(frozen=True)
@@ -80,12 +79,6 @@ def make_case(params: GBMParams) -> GBMCase:
     t = np.linspace(0.0, params.maturity, params.steps + 1).astype(dtype)
     z = draw_normals(params.paths, params.steps, params.seed).astype(dtype)
     return GBMCase(params=params, t=t, normals=z)
-
-
-def with_dtype(case: GBMCase, dtype: str) -> GBMCase:
-    """The same normals and grid cast to another dtype."""
-    p = replace(case.params, dtype=dtype)
-    return GBMCase(params=p, t=case.t.astype(dtype), normals=case.normals.astype(dtype))
 
 
 def brownian(t: np.ndarray, z: np.ndarray) -> np.ndarray:

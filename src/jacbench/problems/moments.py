@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from jacbench.constants import DTYPES
 from jacbench.errors import UsageError
 
-DTYPES = ("float32", "float64")
 POWERS = (2, 3, 4)
 
 

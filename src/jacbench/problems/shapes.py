@@ -5,7 +5,52 @@ W is (m, n): m outputs, n inputs. Its Jacobian is diag(1 - tanh(W x)^2) W, in cl
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
+
+from jacbench.constants import DTYPES
+from jacbench.errors import UsageError
+
+# m * n at most this: at the tall and wide extremes the identity basis holds total^2 numbers.
+MAX_TOTAL = 2**14
+
+
+@dataclass(frozen=True)
+class ShapesParams:
+    """One shape of the crossover: m outputs, n inputs."""
+
+    outputs: int = 64
+    inputs: int = 64
+    seed: int = 0
+    dtype: str = "float32"
+
+    def validate(self) -> ShapesParams:
+        if self.outputs < 1 or self.inputs < 1:
+            raise UsageError(f"a shape needs m, n >= 1, got {self.outputs} x {self.inputs}")
+        if self.dtype not in DTYPES:
+            raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
+        return self
+
+
+@dataclass(frozen=True)
+class ShapesCase:
+    params: ShapesParams
+    w: np.ndarray = field(repr=False)  # (m, n)
+    x: np.ndarray = field(repr=False)  # (n,)
+
+    problem = "shapes"
+
+
+def make_case(params: ShapesParams) -> ShapesCase:
+    params.validate()
+    w, x = make(params.inputs, params.outputs, params.seed, params.dtype)
+    return ShapesCase(params, w, x)
+
+
+def relative_error(j: np.ndarray, reference: np.ndarray) -> float:
+    """Largest absolute error over the largest entry of the reference."""
+    return float(np.max(np.abs(j - reference)) / np.max(np.abs(reference)))
 
 
 def make(inputs: int, outputs: int, seed: int = 0, dtype: str = "float32"):
@@ -24,8 +69,12 @@ def jacobian_closed_form(w: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 def shapes(total: int, steps: int = 9) -> list[tuple[int, int]]:
     """(outputs m, inputs n) with m * n = total, from tall (m = total) to wide (n = total)."""
+    if total < 2 or total & (total - 1) or total > MAX_TOTAL:
+        raise UsageError(
+            f"the crossover's total m * n must be a power of two up to {MAX_TOTAL}, got {total}"
+        )
+    if steps < 2:
+        raise UsageError(f"the crossover needs at least 2 shapes, got {steps}")
     exponent = int(round(np.log2(total)))
-    if 2**exponent != total:
-        raise ValueError(f"total must be a power of two, got {total}")
     ks = np.unique(np.linspace(0, exponent, steps).round().astype(int))
     return [(int(2 ** (exponent - k)), int(2**k)) for k in ks]

@@ -16,9 +16,8 @@ from pathlib import Path
 
 import nbformat
 
-from jacbench import crossover
 from jacbench.errors import UsageError
-from jacbench.measure import sweep
+from jacbench.measure import crossover, profiles, runner, store
 
 # The notebooks in reading order; each chapter page in book/ pastes numbers from its notebook.
 NOTEBOOKS = (
@@ -39,12 +38,6 @@ SOURCES = (
     "src/jacbench/strategies",  # shown with literalinclude
     "src/jacbench/teaching",
 )
-# Per-profile notebook parameters (the notebooks' own defaults match "standard").
-PROFILE_PARAMETERS = {
-    "quick": {"question_paths": 10_000, "focus_paths": 1000},
-    "standard": {"question_paths": 10_000, "focus_paths": 1000},
-    "full": {"question_paths": 10_000, "focus_paths": 1000},
-}
 
 
 class BookError(RuntimeError):
@@ -71,14 +64,13 @@ def stage(root: Path, staging: Path) -> None:
     (staging / "book" / "generated").mkdir(parents=True, exist_ok=True)
 
 
-def parameters_for(profile: str, results: Path, notebook: str) -> dict:
-    base = PROFILE_PARAMETERS.get(profile, PROFILE_PARAMETERS["standard"])
+def parameters_for(results: Path) -> dict:
+    """What make book passes to every notebook (each takes those its parameters cell declares;
+    the rest of its parameters keep the notebook's own defaults)."""
     return {
         "results": str(results),
         "crossover": str(crossover.path_for(results)),
-        "profile": profile,
         "figures": "book/generated",
-        **base,
     }
 
 
@@ -187,8 +179,8 @@ def build(
 ) -> Path:
     """The whole job. Returns the path of index.html."""
     root = root.resolve()
-    if profile not in sweep.profile_names():
-        valid = ", ".join(sweep.profile_names())
+    if profile not in profiles.profile_names():
+        valid = ", ".join(profiles.profile_names())
         raise UsageError(f"unknown profile {profile!r}; choose one of: {valid}")
     results = (results or root / "results" / f"{profile}.csv").resolve()
     build_dir = (out or root / "_build").resolve()
@@ -197,19 +189,20 @@ def build(
     t0 = time.monotonic()
     if measure:
         _say(f"sweeping the {profile} profile into {results} (cases already measured are kept)")
-        spec = sweep.load_profile(profile)
-        sweep.run_sweep(sweep.expand(spec), results, jobs=int(spec.get("jobs", 1)))
-        _say(f"the tall-to-wide crossover into {crossover.path_for(results)} (kept if there)")
+        spec = profiles.load_profile(profile)
+        runner.run_sweep(profiles.expand(spec), results, jobs=int(spec.get("jobs", 1)))
+        _say(f"the tall-to-wide crossover into {crossover.path_for(results)} (cases kept)")
         crossover.run_profile(spec, results)
     elif not results.exists():
         raise UsageError(f"no results at {results}; run without --no-measure first")
+    store.check(results)  # UsageError if it is not a results file of this version
+    if crossover.path_for(results).exists():
+        store.check(crossover.path_for(results))
     timings["sweep_s"] = time.monotonic() - t0
 
     t0 = time.monotonic()
     stage(root, staging)
-    planned = {
-        name: declared(root, name, parameters_for(profile, results, name)) for name in NOTEBOOKS
-    }
+    planned = {name: declared(root, name, parameters_for(results)) for name in NOTEBOOKS}
     # The reproducibility chapter lists every notebook's parameters from this file.
     (staging / "book" / "generated" / "parameters.json").write_text(json.dumps(planned, indent=1))
     for name, params in planned.items():

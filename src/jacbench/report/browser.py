@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from jacbench.errors import UsageError
 from jacbench.report.chromium import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -133,3 +134,28 @@ def screenshots(
                 )
             page.close()
     return saved, problems
+
+
+def check_built_book(
+    html: str | Path = "_build/html",
+    source: str | Path | None = None,
+    shots: str | Path | None = None,
+    executable: str | Path | None = None,
+) -> tuple[list[str], str]:
+    """The check-html command: every page checked and the screenshots taken; the problems,
+    one line each, and a summary line."""
+    html = Path(html)
+    if not (html / "index.html").is_file():
+        raise UsageError(f"no built book at {html} (no index.html); run 'make book' first")
+    if source is None:
+        staged = html.parent / "src"
+        source = staged if (staged / "_toc.yml").is_file() else Path(".")
+    shots = Path(shots) if shots else html.parent / "screenshots"
+    problems = check_html(html, Path(source), executable=executable)
+    saved, more = screenshots(html, shots, Book.from_sources(Path(source)), executable=executable)
+    problems += more
+    summary = (
+        f"{len(pages(html))} pages checked in Chromium: {len(problems)} problems; "
+        f"screenshots in {shots}: {', '.join(p.name for p in saved)}"
+    )
+    return problems, summary

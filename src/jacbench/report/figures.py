@@ -10,6 +10,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES  # noqa: E402
+from jacbench.measure.targets import parse  # noqa: E402
 from jacbench.report.results import Results, loglog_slope, peak_bytes  # noqa: E402
 from jacbench.strategies import registry  # noqa: E402
 
@@ -21,7 +23,6 @@ FAILED_WORDS = {
     "skipped-predicted": "skipped: predicted above cap",
     "error": "error",
 }
-FRAMEWORK_NAMES = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "numpy": "numpy"}
 FRAMEWORK_COLOURS = {"torch": "#d62728", "tensorflow": "#ff7f0e", "jax": "#1f77b4", "numpy": "#555"}
 MODE_STYLES = {"forward": "-", "reverse": "--", "none": ":"}
 
@@ -182,16 +183,15 @@ def scaling_grid(res: Results, metric: str = "time", frameworks=None, **kw):
 
 def memory_vs_model(res: Results, keys: list[tuple[str, str]], dtype: str = "float32"):
     """Measured absolute peak against the memory model's prediction, per strategy and N."""
-    from jacbench.measure import model
-
     style()
     fig, ax = plt.subplots()
     colours = _strategy_colours([f"{f}/{n}" for f, n in keys])
     lo, hi = np.inf, 0.0
     for fw, name in keys:
         rows = [r for r in res.select(framework=fw, strategy=name, dtype=dtype, allocator="glibc")]
+        model = registry.get(fw, name).memory
         for r in rows:
-            pred = model.predict(fw, name, r["paths"], r["steps"], dtype, r["chunk_size"]) / 2**20
+            pred = model.peak(fw, r["paths"], r["steps"], dtype, r["chunk_size"]) / 2**20
             if r["status"] == "ok":
                 meas = peak_bytes(r) / 2**20
                 ax.scatter([pred], [meas], color=colours[f"{fw}/{name}"], s=25)
@@ -293,7 +293,7 @@ def tradeoff(res: Results, paths: int, dtype: str = "float32"):
 # --- the wide chapter: moments Jacobians, Hessians, the tall-to-wide crossover ----------------
 
 
-def wide_scaling(res: Results, rows_of, title: str, frameworks=("torch", "tensorflow", "jax"),
+def wide_scaling(res: Results, rows_of, title: str, frameworks=AD_FRAMEWORKS,
                  reference: list[dict] | None = None):  # fmt: skip
     """Warm time against n, one panel per framework, for the rows ``rows_of(framework)``
     returns (all sizes of one kind of method); failures drawn at the timeout or, when skipped
@@ -311,7 +311,7 @@ def wide_scaling(res: Results, rows_of, title: str, frameworks=("torch", "tensor
         for name in names:
             series = [r for r in rows if r["strategy"] == name]
             ok = [r for r in series if r["status"] == "ok"]
-            short = name.removeprefix("second:")
+            short = parse(fw, name).name
             if ok:
                 ax.plot([r["inputs"] for r in ok], [r["warm_median_s"] for r in ok], marker="o",
                         ms=4, color=colours[name], label=short)  # fmt: skip
@@ -348,7 +348,7 @@ def crossover(rows: list[dict], aspects: dict[str, float | None]):
     for fw in sorted({r["framework"] for r in rows}):
         t: dict[tuple[int, int], dict[str, float]] = {}
         for r in rows:
-            if r["framework"] == fw:
+            if r["framework"] == fw and r["status"] == "ok":
                 t.setdefault((r["outputs"], r["inputs"]), {})[r["mode"]] = r["warm_median_s"]
         shapes = sorted((s for s in t if len(t[s]) == 2), key=lambda s: -s[0] / s[1])
         xs = [m / n for m, n in shapes]

@@ -2,65 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from jacbench.measure.sweep import read_rows
-from jacbench.strategies import registry
-
-FAILED = ("memory-cap", "timeout", "skipped-predicted", "error")
-_INT = (
-    "paths",
-    "inputs",
-    "batch",
-    "steps",
-    "seed",
-    "threads",
-    "mem_cap",
-    "chunk_size",
-    "repeats",
-    "warm_n",
-)
-_FLOAT = (
-    "spot",
-    "vol",
-    "drift",
-    "maturity",
-    "timeout",
-    "import_s",
-    "inputs_s",
-    "cold_s",
-    "warm_median_s",
-    "warm_min_s",
-    "warm_max_s",
-    "max_rel_error",
-    "wall_s",
-)
-_BYTES = (
-    "predicted_peak",
-    "cold_rss_before",
-    "cold_peak",
-    "cold_peak_over_baseline",
-    "warm_peak",
-    "warm_peak_over_baseline",
-    "warm_peak_over_inputs",
-    "watched_peak_rss",
-    "import_peak",
-)
-
-
-def _typed(row: dict[str, str]) -> dict:
-    out: dict = dict(row)
-    for k in _INT:
-        out[k] = int(float(row[k])) if row.get(k) not in (None, "") else None
-    for k in _FLOAT + _BYTES:
-        out[k] = float(row[k]) if row.get(k) not in (None, "") else None
-    out["hwm_reset"] = row.get("hwm_reset") == "True"
-    return out
+from jacbench.measure import store
+from jacbench.measure.targets import SimulationTarget
 
 
 def _matching(rows: list[dict], where: dict) -> list[dict]:
@@ -93,16 +42,11 @@ class Results:
     @classmethod
     def load(cls, path: str | Path) -> Results:
         path = Path(path)
-        if not path.exists():
-            raise FileNotFoundError(f"no results at {path}: run 'jacbench sweep' first")
-        meta_path = path.with_suffix(".meta.json")
-        meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
         rows, wide = [], []
-        for r in read_rows(path):
-            r = _typed(r)
+        for r in store.typed_rows(path):  # UsageError if it is not a results file
             gbm = r.get("problem", "gbm") in ("gbm", "") and r.get("target") != "second"
             (rows if gbm else wide).append(r)
-        return cls(path, rows, meta, wide)
+        return cls(path, rows, store.read_meta(path), wide)
 
     def select(self, **where) -> list[dict]:
         """GBM rows whose fields equal the given values (a tuple value means any of them)."""
@@ -120,26 +64,27 @@ class Results:
         return rows[0] if rows else None
 
     def simulation(self, framework: str, execution: str, paths: int, **where) -> dict | None:
-        return self.one(
-            framework=framework, strategy=f"simulation:{execution}", paths=paths, status="ok",
-            **where,
-        )  # fmt: skip
+        """The simulation baseline's own row (its time and memory)."""
+        name = SimulationTarget(framework, execution).text
+        return self.one(framework=framework, strategy=name, paths=paths, status="ok", **where)
 
-    def ratio_to_simulation(self, row: dict) -> float | None:
-        """Warm median time of a strategy over the simulation's, same framework, execution, N."""
-        if row["status"] != "ok" or row["target"] != "strategy":
-            return None
-        s = registry.get(row["framework"], row["strategy"])
-        sim = self.simulation(
-            row["framework"], s.execution, row["paths"], dtype=row["dtype"],
-            allocator=row["allocator"],
-        )  # fmt: skip
-        if sim is None or not sim["warm_median_s"]:
-            return None
-        return row["warm_median_s"] / sim["warm_median_s"]
+    @staticmethod
+    def ratio_to_simulation(row: dict) -> float | None:
+        """A strategy's time over its simulation's in the same execution mode: the median of
+        calls timed in pairs, side by side in the same worker (None if not measured)."""
+        return row.get("ratio_median") if row["status"] == "ok" else None
 
     def sizes(self) -> list[int]:
         return sorted({r["paths"] for r in self.rows})
+
+
+def ratio_text(row: dict, digits: int = 2) -> str:
+    """'2.10× [1.95, 2.30]': a strategy's time over its simulation's, measured side by side,
+    with the quartiles of the paired calls; '–' where it was not measured."""
+    if row.get("ratio_median") is None or row["status"] != "ok":
+        return "–"
+    q1, q3 = row["ratio_q1"], row["ratio_q3"]
+    return f"{row['ratio_median']:.{digits}f}× [{q1:.{digits}f}, {q3:.{digits}f}]"
 
 
 def peak_bytes(row: dict) -> float | None:

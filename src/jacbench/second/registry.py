@@ -15,14 +15,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from jacbench.errors import UnsupportedConfiguration, UsageError
-from jacbench.measure.model import MemoryModel
-from jacbench.measure.model import MemoryModel as M
+from jacbench.strategies.memory_model import MemoryModel
+from jacbench.strategies.memory_model import MemoryModel as M
 
 # dense: the full Hessian of each of the 3 outputs, (3, n, n); hvp: Hessian-vector products
 # (3, n); diagonal: diag(H_k), (3, n), exact for a separable function; greeks: per-path
 # (d2 S_T / dS0 dsigma, d2 S_T / dsigma2), (N, 2), of the GBM simulation.
 KINDS = ("dense", "hvp", "diagonal", "greeks")
-PREFIX = "second:"  # how sweeps and results name a second-order method: "second:hvp"
 
 
 @dataclass(frozen=True)
@@ -32,7 +31,7 @@ class Method:
     kind: str
     description: str
     # Working memory in the model's units: for the moments problem one "path array" is the
-    # n inputs, so batch=1 means one n x n matrix (see jacbench.measure.model).
+    # n inputs, so batch=1 means one n x n matrix (see jacbench.strategies.memory_model).
     memory: MemoryModel = MemoryModel()
 
     @property
@@ -43,13 +42,23 @@ class Method:
     def problem(self) -> str:
         return "gbm" if self.kind == "greeks" else "moments"
 
+    def unsupported(self, problem: str, dtype: str) -> str | None:
+        """Why this method cannot run the problem, or None when it can (both dtypes run)."""
+        if problem != self.problem:
+            return f"second-order method {self.key} takes the {self.problem} problem, not {problem}"
+        return None
+
+    def check(self, problem: str, dtype: str) -> None:
+        reason = self.unsupported(problem, dtype)
+        if reason:
+            raise UnsupportedConfiguration(reason)
+
+    def memory_for(self, problem: str) -> MemoryModel:
+        return self.memory
+
     def build(self, case) -> Callable[[], np.ndarray]:
         """Prepare the method for a case; calling the result computes it from scratch."""
-        if case.problem != self.problem:
-            raise UnsupportedConfiguration(
-                f"second-order method {self.key} takes the {self.problem} problem, "
-                f"not {case.problem}"
-            )
+        self.check(case.problem, case.params.dtype)
         module = importlib.import_module(f"jacbench.second.{self.framework}_second")
         return getattr(module, "build_" + self.name.replace("-", "_"))(case)
 
@@ -118,8 +127,7 @@ METHODS: tuple[Method, ...] = (
 
 
 def get(framework: str, name: str) -> Method:
-    if name.startswith(PREFIX):
-        name = name[len(PREFIX) :]
+    """Look up one method; UsageError lists the valid choices."""
     for m in METHODS:
         if m.framework == framework and m.name == name:
             return m

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import functools
 import importlib
+import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
 import numpy as np
 
+from jacbench.constants import DTYPES, FRAMEWORKS
 from jacbench.errors import UnsupportedConfiguration, UsageError
-from jacbench.measure.model import MemoryModel
-from jacbench.measure.model import MemoryModel as M
+from jacbench.strategies.memory_model import MemoryModel
+from jacbench.strategies.memory_model import MemoryModel as M
 
-FRAMEWORKS = ("torch", "tensorflow", "jax", "numpy")
-PROBLEMS = ("gbm", "moments", "moments-batch")
 MODES = ("forward", "reverse", "none")
 BATCHINGS = ("loop", "vectorized", "chunked", "single-pass")
 
@@ -47,11 +47,11 @@ class Strategy:
     compiled: bool
     execution: str  # eager, function, xla, jit, inductor, numpy: matches a simulation baseline
     description: str
-    dtypes: tuple[str, ...] = ("float32", "float64")
+    dtypes: tuple[str, ...] = DTYPES
     problems: tuple[str, ...] = ("gbm",)
     faithful: bool = False  # the question's own program: draws its own random numbers
-    memory: MemoryModel = MemoryModel()  # predicted working memory (jacbench.measure.model)
-    # The same for the moments problems, one "path array" being the inputs (model.predict_moments)
+    memory: MemoryModel = MemoryModel()  # predicted working memory (strategies.memory_model)
+    # The same for the moments problems, one "path array" being the inputs (peak_moments)
     memory_moments: MemoryModel = MemoryModel(arrays=8, fixed_mib=20)
 
     @property
@@ -73,24 +73,34 @@ class Strategy:
         d["memory"] = asdict(self.memory)
         return d
 
-    def check(self, dtype: str) -> None:
-        """Raise UnsupportedConfiguration when this strategy cannot run the dtype."""
+    def unsupported(self, problem: str, dtype: str) -> str | None:
+        """Why this strategy cannot run the problem in the dtype, or None when it can."""
+        if problem not in self.problems:
+            valid = ", ".join(s.name for s in by_framework(self.framework, problem))
+            return f"strategy {self.key} does not support the {problem} problem" + (
+                f"; choose one of: {valid}" if valid else ""
+            )
         if dtype not in self.dtypes:
-            raise UnsupportedConfiguration(
+            return (
                 f"strategy {self.key} supports dtype {', '.join(self.dtypes)} only, not {dtype}"
                 + (" (it is the question's program as written)" if self.faithful else "")
             )
+        return None
+
+    def check(self, problem: str, dtype: str) -> None:
+        """Raise UnsupportedConfiguration when this strategy cannot run the problem or dtype."""
+        reason = self.unsupported(problem, dtype)
+        if reason:
+            raise UnsupportedConfiguration(reason)
+
+    def memory_for(self, problem: str) -> MemoryModel:
+        """The memory model of the problem: GBM's, or the moments problems'."""
+        return self.memory if problem == "gbm" else self.memory_moments
 
     def build(self, case) -> Callable[[], JacobianResult]:
         """Prepare the strategy for a case; calling the result computes J from scratch."""
-        problem = case.problem
-        if problem not in self.problems:
-            raise UnsupportedConfiguration(
-                f"strategy {self.key} supports problem {', '.join(self.problems)} only, "
-                f"not {problem}"
-            )
-        self.check(case.params.dtype)
-        return _load(self.entry(problem))(case)
+        self.check(case.problem, case.params.dtype)
+        return _load(self.entry(case.problem))(case)
 
     def error(self, case, result: JacobianResult) -> float:
         """Largest error of the result's Jacobian against the closed form, per output scaled by
@@ -269,15 +279,41 @@ def by_framework(framework: str, problem: str | None = None) -> list[Strategy]:
     ]
 
 
-def get(framework: str, name: str) -> Strategy:
-    """Look up one strategy; UsageError lists the valid choices."""
+def listing(as_json: bool = False) -> str:
+    """Every strategy as a text table (or JSON records): the strategies command."""
+    if as_json:
+        return json.dumps([s.record() for s in STRATEGIES], indent=2)
+    rows = [("framework", "name", "mode", "batching", "compiled", "dtypes", "description")]
+    for s in STRATEGIES:
+        compiled = s.execution if s.compiled else "no"
+        rows.append(
+            (s.framework, s.name, s.mode, s.batching, compiled, ",".join(s.dtypes), s.description)
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(6)]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[6] for r in rows
+    )
+
+
+def check_framework(framework: str) -> None:
+    """UsageError naming the frameworks unless this is one of them."""
     if framework not in FRAMEWORKS:
         raise UsageError(f"unknown framework {framework!r}; choose one of: {', '.join(FRAMEWORKS)}")
+
+
+def get(framework: str, name: str) -> Strategy:
+    """Look up one strategy; UsageError lists the valid choices."""
+    check_framework(framework)
     for s in by_framework(framework):
         if s.name == name:
             return s
     valid = ", ".join(s.name for s in by_framework(framework))
     raise UsageError(f"unknown strategy {name!r} for {framework}; choose one of: {valid}")
+
+
+def executions(framework: str) -> list[str]:
+    """The execution modes of a framework's GBM strategies: each has a simulation baseline."""
+    return sorted({s.execution for s in by_framework(framework, "gbm")})
 
 
 def simulation(framework: str, execution: str) -> Callable:

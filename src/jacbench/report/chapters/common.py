@@ -4,8 +4,8 @@ filters for the tall and wide problems, and the text for what a profile did not 
 
 from __future__ import annotations
 
+from jacbench.measure.targets import parse
 from jacbench.report.results import Results
-from jacbench.strategies import registry
 
 NOT_MEASURED = "not measured in this profile"
 
@@ -31,9 +31,8 @@ def best(res: Results, framework: str, paths: int, exclude=("question",)) -> dic
 
 
 def _ratio(res: Results, row: dict | None) -> str:
-    if row is None:
-        return "–"
-    q = res.ratio_to_simulation(row)
+    """The row's time over its simulation's, measured side by side: '2.1×'."""
+    q = res.ratio_to_simulation(row) if row is not None else None
     return f"{q:.1f}×" if q is not None else "–"
 
 
@@ -53,12 +52,12 @@ def _wide(res: Results, problem: str = "moments", **where) -> list[dict]:
 
 
 def _kind(row: dict) -> str:
-    from jacbench.second import registry as second
+    target = parse(row["framework"], row["strategy"])
+    if target.kind == "second":
+        return target.record.kind
+    return target.record.mode + " mode"
 
-    if row["target"] == "second":
-        return second.get(row["framework"], row["strategy"]).kind
-    return registry.get(row["framework"], row["strategy"]).mode + " mode"
 
-
-def _short(name: str) -> str:
-    return name.removeprefix("second:")
+def _short(row: dict) -> str:
+    """The row's method or strategy by its own name (no kind prefix)."""
+    return parse(row["framework"], row["strategy"]).name

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jacbench.constants import FRAMEWORKS
 from jacbench.problems import gbm
 from jacbench.report import figures
 from jacbench.report.chapters.common import NOT_MEASURED, _base, _ratio, best, largest_common
@@ -19,6 +20,7 @@ from jacbench.report.results import (
     outcome,
     peak_bytes,
     peak_over_inputs,
+    ratio_text,
 )
 from jacbench.strategies import registry
 
@@ -51,24 +53,19 @@ def gbm_comparison(res: Results, question_paths: int, focus_paths: int) -> Secti
     sec.value("sqrt_steps", f"{np.sqrt(p.steps):.1f}")
 
     # Scaling of time and memory.
-    sec.figures["time"] = figures.scaling_grid(
-        res, metric="time", frameworks=["torch", "tensorflow", "jax", "numpy"]
-    )
-    sec.figures["memory"] = figures.scaling_grid(
-        res, metric="memory", frameworks=["torch", "tensorflow", "jax", "numpy"]
-    )
+    sec.figures["time"] = figures.scaling_grid(res, metric="time", frameworks=list(FRAMEWORKS))
+    sec.figures["memory"] = figures.scaling_grid(res, metric="memory", frameworks=list(FRAMEWORKS))
     sec.figures["cold-warm"] = figures.cold_warm(res, focus_paths)
 
     # Slopes of the efficient strategies, and cost relative to the simulation at the largest N.
     ratio_rows = []
-    for fw in ("torch", "tensorflow", "jax", "numpy"):
+    for fw in FRAMEWORKS:
         for s in registry.by_framework(fw):
             rows_s = res.select(framework=fw, strategy=s.name, status="ok", **_base())
             if not rows_s:
                 continue
             top = rows_s[-1]
             sim = res.simulation(fw, s.execution, top["paths"], dtype="float32", allocator="glibc")
-            t_ratio = res.ratio_to_simulation(top)
             m_ratio = (
                 (peak_over_inputs(top) / peak_over_inputs(sim))
                 if sim and peak_over_inputs(sim)
@@ -85,7 +82,7 @@ def gbm_comparison(res: Results, question_paths: int, focus_paths: int) -> Secti
                     s.mode,
                     f"{top['paths']:,}",
                     fmt_time(top["warm_median_s"]),
-                    f"{t_ratio:.1f}×" if t_ratio else "–",
+                    ratio_text(top, digits=1),
                     fmt_bytes(peak_over_inputs(top)),
                     f"{m_ratio:.1f}×" if m_ratio else "–",
                     f"{slope:.2f}" if slope is not None else "–",
@@ -99,7 +96,7 @@ def gbm_comparison(res: Results, question_paths: int, focus_paths: int) -> Secti
             "mode",
             "largest N run",
             "warm time",
-            "time / simulation",
+            "time / simulation [q1, q3]",
             "peak beyond inputs",
             "memory / simulation",
             "time slope in N",

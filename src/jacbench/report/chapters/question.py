@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from jacbench.measure import model
+from jacbench.constants import FRAMEWORKS
 from jacbench.report.chapters.common import NOT_MEASURED, _base, _ratio, best
 from jacbench.report.figures import FRAMEWORK_NAMES
 from jacbench.report.publish import Section, markdown_table
 from jacbench.report.results import Results, fmt_bytes, fmt_time, outcome, peak_bytes
+from jacbench.strategies import registry
 
 
 def question(res: Results, question_paths: int, focus_paths: int) -> Section:
@@ -34,12 +35,14 @@ def question(res: Results, question_paths: int, focus_paths: int) -> Section:
     pred = (
         tf_big["predicted_peak"]
         if tf_big
-        else model.predict("tensorflow", "question", question_paths, 52, "float32")
+        else registry.get("tensorflow", "question").memory.peak(
+            "tensorflow", question_paths, 52, "float32"
+        )
     )
     sec.value("tf_question_predicted", fmt_bytes(pred))
 
     rows = []
-    for fw in ("torch", "tensorflow", "jax", "numpy"):
+    for fw in FRAMEWORKS:
         q = res.one(framework=fw, strategy="question", paths=question_paths, **_base())
         b = best(res, fw, question_paths)
         key = fw if fw != "tensorflow" else "tf"

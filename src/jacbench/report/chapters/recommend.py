@@ -4,6 +4,8 @@ overall and within each memory budget, next to the framework's default.
 
 from __future__ import annotations
 
+from jacbench.constants import AD_FRAMEWORKS
+from jacbench.measure.targets import SecondOrderTarget
 from jacbench.report.chapters.common import (
     NOT_MEASURED,
     _base,
@@ -34,9 +36,12 @@ def recommend(res: Results, budgets_gib: tuple[float, ...] = (1.0, 8.0)) -> Sect
     sec = Section()
     rows = []
     defaults = {"torch": "functional-loop", "tensorflow": "tape-jacobian-pfor", "jax": "jacrev"}
-    dense_defaults = {"torch": "second:functional-hessian", "tensorflow": "second:nested-tapes",
-                      "jax": "second:hessian"}  # fmt: skip
-    for fw in ("torch", "tensorflow", "jax"):
+    dense_defaults = {
+        fw: SecondOrderTarget(fw, name).text
+        for fw, name in (("torch", "functional-hessian"), ("tensorflow", "nested-tapes"),
+                         ("jax", "hessian"))
+    }  # fmt: skip
+    for fw in AD_FRAMEWORKS:
         key = fw if fw != "tensorflow" else "tf"
         sizes = sorted(
             {
@@ -88,8 +93,8 @@ def recommend(res: Results, budgets_gib: tuple[float, ...] = (1.0, 8.0)) -> Sect
                 + [_default_cell(d, n)]
             )
             what = "wide" if label.startswith("wide") else "hessian"
-            sec.value(f"pick_{what}_{key}", _short(fastest["strategy"]))
-    for fw in ("torch", "tensorflow", "jax"):
+            sec.value(f"pick_{what}_{key}", _short(fastest))
+    for fw in AD_FRAMEWORKS:
         key = fw if fw != "tensorflow" else "tf"
         for what in ("wide", "hessian"):
             sec.values.setdefault(f"pick_{what}_{key}", NOT_MEASURED)
@@ -103,7 +108,7 @@ def recommend(res: Results, budgets_gib: tuple[float, ...] = (1.0, 8.0)) -> Sect
 
 
 def _name_time(row: dict) -> str:
-    return f"`{_short(row['strategy'])}` ({fmt_time(row['warm_median_s'])})"
+    return f"`{_short(row)}` ({fmt_time(row['warm_median_s'])})"
 
 
 def _within(rows: list[dict], budgets_gib: tuple[float, ...]) -> list[str]:
@@ -113,9 +118,7 @@ def _within(rows: list[dict], budgets_gib: tuple[float, ...]) -> list[str]:
         fits = [r for r in rows if peak_bytes(r) <= budget * 2**30]
         pick = min(fits, key=lambda r: r["warm_median_s"]) if fits else None
         cells.append(
-            f"`{_short(pick['strategy'])}` ({fmt_bytes(peak_bytes(pick))})"
-            if pick
-            else "none measured"
+            f"`{_short(pick)}` ({fmt_bytes(peak_bytes(pick))})" if pick else "none measured"
         )
     return cells
 
@@ -127,4 +130,4 @@ def _default_cell(rows: list[dict], n: int) -> str:
     at = [r for r in rows if r["inputs"] == n] or [max(rows, key=lambda r: r["inputs"])]
     r = at[-1]
     size = f"n = {r['inputs']:,}" if r["problem"] != "gbm" else f"N = {r['paths']:,}"
-    return f"`{_short(r['strategy'])}`: {outcome(r)} at {size}"
+    return f"`{_short(r)}`: {outcome(r)} at {size}"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from jacbench.measure import model
 from jacbench.report import figures
 from jacbench.report.chapters.common import NOT_MEASURED, _base
 from jacbench.report.figures import FRAMEWORK_NAMES
@@ -46,7 +45,11 @@ def vectorized(res: Results, question_paths: int, focus_paths: int) -> Section:
     a = (52 + 1) * question_paths * 4
     sec.value(
         "pfor_predicted_question",
-        fmt_bytes(model.predict("tensorflow", "tape-jacobian-pfor", question_paths, 52, "float32")),
+        fmt_bytes(
+            registry.get("tensorflow", "tape-jacobian-pfor").memory.peak(
+                "tensorflow", question_paths, 52, "float32"
+            )
+        ),
     )
     sec.value("cotangent_batch_bytes", fmt_bytes(question_paths * a))
     sec.value("pfor_batch_coefficient", f"{pfor.memory.batch:g}")

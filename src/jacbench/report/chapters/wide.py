@@ -4,6 +4,7 @@ and the tall-to-wide crossover.
 
 from __future__ import annotations
 
+from jacbench.constants import AD_FRAMEWORKS
 from jacbench.report import figures
 from jacbench.report.chapters.common import NOT_MEASURED, _kind, _short, _wide
 from jacbench.report.figures import FRAMEWORK_NAMES
@@ -41,7 +42,7 @@ def _cells(row: dict, reference: dict | None = None) -> list[str]:
 
 def wide(res: Results, crossover_rows: list[dict], question_inputs: int = 100_000) -> Section:
     """The second question: wide Jacobians, Hessians, per-sample Jacobians, Greeks, crossover."""
-    from jacbench import crossover
+    from jacbench.measure import crossover
     from jacbench.problems import moments
 
     sec = Section()
@@ -77,7 +78,7 @@ def wide(res: Results, crossover_rows: list[dict], question_inputs: int = 100_00
         if table
         else f"*The moments problem at n = {n:,} is {NOT_MEASURED}.*\n"
     )
-    for fw in ("torch", "tensorflow", "jax"):
+    for fw in AD_FRAMEWORKS:
         key = fw if fw != "tensorflow" else "tf"
         ok = [
             r for r in _wide(res, framework=fw, inputs=n, status="ok") if r["target"] == "strategy"
@@ -153,7 +154,7 @@ def wide(res: Results, crossover_rows: list[dict], question_inputs: int = 100_00
     for r in second_rows:
         if r["inputs"] in (n, dense_n):
             warm, cold, peak, _, error = _cells(r)
-            name = f"`{_short(r['strategy'])}`"
+            name = f"`{_short(r)}`"
             hess.append([f"{r['inputs']:,}", FRAMEWORK_NAMES[r["framework"]], name, _kind(r),
                          warm, cold, peak, error])  # fmt: skip
     hess.sort(key=lambda c: (int(c[0].replace(",", "")), c[3], c[1]))
@@ -185,7 +186,7 @@ def wide(res: Results, crossover_rows: list[dict], question_inputs: int = 100_00
     best_hvp = min(hvps, key=lambda r: r["warm_median_s"]) if hvps else None
     sec.value(
         "w_hvp_best",
-        f"{best_hvp['framework']}/{_short(best_hvp['strategy'])}" if best_hvp else NOT_MEASURED,
+        f"{best_hvp['framework']}/{_short(best_hvp)}" if best_hvp else NOT_MEASURED,
     )
     sec.value("w_hvp_best_time", outcome(best_hvp) if best_hvp else NOT_MEASURED)
     sec.value(
@@ -209,7 +210,7 @@ def wide(res: Results, crossover_rows: list[dict], question_inputs: int = 100_00
 
     # The tall-to-wide crossover.
     aspects = {}
-    for fw in ("torch", "tensorflow", "jax"):
+    for fw in AD_FRAMEWORKS:
         rows = [r for r in crossover_rows if r["framework"] == fw]
         aspects[fw] = crossover.crossover(rows) if rows else None
         key = fw if fw != "tensorflow" else "tf"

@@ -1,0 +1,23 @@
+"""Facts several modules share, written once: frameworks, problems, dtypes, tolerances, units."""
+
+from __future__ import annotations
+
+# Every framework a strategy can belong to; the first three differentiate automatically.
+FRAMEWORKS = ("torch", "tensorflow", "jax", "numpy")
+AD_FRAMEWORKS = FRAMEWORKS[:3]
+# How each framework is named in prose, tables and figure legends.
+FRAMEWORK_NAMES = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "numpy": "numpy"}
+
+# The problems a strategy can differentiate (a profile group's "problem").
+PROBLEMS = ("gbm", "moments", "moments-batch")
+DTYPES = ("float32", "float64")
+
+# The largest error against the closed form that still counts as a correct answer (the tests
+# and the worker both use it: a larger error makes a measurement an error row, not a time).
+TOLERANCE = {"float32": 1e-4, "float64": 1e-10}
+
+# What became of one measurement.
+STATUSES = ("ok", "memory-cap", "timeout", "error", "skipped-predicted")
+
+MIB = 2**20
+GIB = 2**30

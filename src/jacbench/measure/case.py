@@ -1,0 +1,121 @@
+"""One measurement: a target at a size, with its threads, allocator, caps and repeats."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from jacbench.errors import UsageError
+from jacbench.measure import harness
+from jacbench.measure.targets import Target, parse
+from jacbench.problems import PARAMS, SIZE
+from jacbench.units import parse_bytes
+
+
+@dataclass(frozen=True)
+class Case:
+    """One measurement. ``strategy`` is the target's string form (see measure.targets), parsed
+    once, when the case is made: an unknown name or an unsupported problem or dtype is a
+    UsageError here, before anything runs."""
+
+    framework: str
+    strategy: str
+    paths: int = 1000  # gbm: N paths
+    inputs: int = 0  # moments: n inputs; shapes: n
+    batch: int = 0  # moments-batch: B rows
+    outputs: int = 0  # shapes: m outputs
+    steps: int = 52
+    dtype: str = "float32"
+    chunk_size: int = 256
+    threads: int = 1
+    spot: float = 100.0
+    vol: float = 0.2
+    drift: float = 0.03
+    maturity: float = 1.0
+    seed: int = 1234
+    allocator: str = "glibc"
+    mem_cap: int = None  # type: ignore[assignment] - bytes; None: harness.default_mem_cap()
+    timeout: float = 300.0
+    repeats: int = 5
+    warm_budget_s: float = 10.0
+    # Worker processes that time the target against its simulation baseline, interleaved.
+    ratio_processes: int = 1
+    problem: str = "gbm"
+    target: Target = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        target = parse(self.framework, self.strategy)
+        if self.problem not in PARAMS:
+            valid = ", ".join(PARAMS)
+            raise UsageError(f"unknown problem {self.problem!r}; choose one of: {valid}")
+        target.check(self.problem, self.dtype)
+        # A cap may be given as text ("8GiB") or left out; it is kept as bytes.
+        cap = harness.default_mem_cap() if self.mem_cap is None else parse_bytes(self.mem_cap)
+        object.__setattr__(self, "mem_cap", cap)
+        if self.allocator not in harness.ALLOCATORS:
+            valid = ", ".join(harness.ALLOCATORS)
+            raise UsageError(f"unknown allocator {self.allocator!r}; choose one of: {valid}")
+        for name in ("threads", "repeats", "ratio_processes"):
+            if getattr(self, name) < 1:
+                raise UsageError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if not self.timeout > 0:
+            raise UsageError(f"timeout must be positive, got {self.timeout}")
+        object.__setattr__(self, "target", target)
+
+    @property
+    def baseline(self) -> Target | None:
+        return self.target.baseline(self.problem)
+
+    def model_params(self) -> dict[str, Any]:
+        """The problem's parameters, as the worker builds its case."""
+        return {f.name: getattr(self, f.name) for f in fields(PARAMS[self.problem])}
+
+    def spec_row(self) -> dict[str, Any]:
+        return {
+            "problem": self.problem,
+            "framework": self.framework,
+            "strategy": self.strategy,
+            "target": self.target.kind,
+            **self.model_params(),
+            "threads": self.threads,
+            "allocator": self.allocator,
+            "mem_cap": self.mem_cap,
+            "timeout": self.timeout,
+            "repeats": self.repeats,
+            "ratio_processes": self.ratio_processes,
+        }
+
+    def key(self, env: str) -> str:
+        text = json.dumps([self.spec_row(), env], sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def size(self) -> int:
+        return getattr(self, SIZE[self.problem])
+
+    def label(self) -> str:
+        if self.problem == "gbm":
+            size = f"N={self.paths:,}"
+        elif self.problem == "shapes":
+            size = f"{self.outputs}x{self.inputs}"
+        else:
+            size = f"n={self.inputs:,}" + (f" B={self.batch}" if self.batch else "")
+        what = "" if self.problem == "gbm" else f"{self.problem} "
+        return f"{what}{self.framework}/{self.strategy} {size} {self.dtype} {self.allocator}"
+
+    def worker_spec(self, paired_only: bool = False) -> dict:
+        """What the worker process is told: the target in its string form, parsed there by
+        the same parser; with paired_only, only the interleaved calls against the baseline."""
+        baseline = self.baseline
+        return {
+            "target": {"framework": self.framework, "name": self.strategy},
+            "baseline": baseline.text if baseline else None,
+            "paired_only": paired_only,
+            "problem": self.problem,
+            "params": self.model_params(),
+            "threads": self.threads,
+            "repeats": self.repeats,
+            "warm_budget_s": self.warm_budget_s,
+        }

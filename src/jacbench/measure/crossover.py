@@ -1,0 +1,112 @@
+"""The tall-to-wide crossover: forward against reverse Jacobian time as m x n moves, m * n fixed.
+
+Each framework, mode and shape is one case of the shapes problem, measured like every other
+case (its own capped worker, cold and warm calls, the spread of the warm ones) into a results
+file of its own; :func:`crossover` reads off, per framework, the shape where reverse mode
+starts to beat forward mode.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from jacbench.constants import AD_FRAMEWORKS
+from jacbench.measure import harness, runner, store
+from jacbench.measure.case import Case
+from jacbench.measure.targets import MODES, CrossoverTarget, parse
+from jacbench.problems import shapes
+from jacbench.units import parse_bytes
+
+# A profile's "crossover" entry, where it leaves a setting out.
+DEFAULTS = {"total": 1024, "steps": 7, "repeats": 5, "warm_budget_s": 2.0, "threads": 1,
+            "timeout": 300, "jobs": 1, "frameworks": list(AD_FRAMEWORKS)}  # fmt: skip
+
+
+def cases(
+    frameworks: list[str],
+    total: int,
+    steps: int,
+    repeats: int,
+    warm_budget_s: float = 2.0,
+    threads: int = 1,
+    mem_cap: int | str | None = None,
+    timeout: float = 300,
+) -> list[Case]:
+    """Both modes at every shape from tall to wide, in each framework."""
+    cap = parse_bytes(mem_cap) if mem_cap else harness.default_mem_cap()
+    return [
+        Case(framework=fw, strategy=CrossoverTarget(fw, mode).text, problem="shapes",
+             outputs=m, inputs=n, repeats=repeats, warm_budget_s=warm_budget_s,
+             threads=threads, mem_cap=cap, timeout=timeout)
+        for fw in frameworks
+        for m, n in shapes.shapes(total, steps)
+        for mode in MODES
+    ]  # fmt: skip
+
+
+def path_for(results: Path) -> Path:
+    """Where a sweep's crossover rows live: beside its results, results/PROFILE.crossover.csv."""
+    results = Path(results)
+    return results.with_name(results.stem + ".crossover.csv")
+
+
+def measure(
+    frameworks: list[str],
+    total: int,
+    steps: int = 9,
+    repeats: int = 7,
+    warm_budget_s: float = 2.0,
+    threads: int = 1,
+    mem_cap: int | str | None = None,
+    timeout: float = 300,
+    out: Path | None = None,
+    jobs: int = 1,
+    quiet: bool = True,
+) -> list[dict]:
+    """Measure the crossover's cases into out (a temporary file if None); its rows."""
+    todo = cases(frameworks, total, steps, repeats, warm_budget_s, threads, mem_cap, timeout)
+    if out is not None:
+        return read(runner.run_sweep(todo, Path(out), quiet=quiet, jobs=jobs))
+    with tempfile.TemporaryDirectory(prefix="jacbench-crossover-") as tmp:
+        return read(runner.run_sweep(todo, Path(tmp) / "crossover.csv", quiet=quiet, jobs=jobs))
+
+
+def run_profile(profile: dict, results: Path, quiet: bool = False) -> Path:
+    """Measure a profile's crossover (its "crossover" entry) beside its results, reusing the
+    rows already there; returns the file."""
+    c = {**DEFAULTS, **(profile.get("crossover") or {})}
+    out = path_for(results)
+    measure(list(c["frameworks"]), int(c["total"]), int(c["steps"]), int(c["repeats"]),
+            float(c["warm_budget_s"]), int(c["threads"]), c.get("mem_cap"), float(c["timeout"]),
+            out=out, jobs=int(c["jobs"]), quiet=quiet)  # fmt: skip
+    return out
+
+
+def read(path: Path) -> list[dict]:
+    """The crossover rows of a results file, typed, each with its mode."""
+    rows = [r for r in store.typed_rows(path) if r["problem"] == "shapes"]
+    for r in rows:
+        r["mode"] = parse(r["framework"], r["strategy"]).name
+    return rows
+
+
+def crossover(rows: list[dict]) -> float | None:
+    """The aspect m / n from which reverse mode beats forward mode at every wider shape.
+
+    Going from tall to wide, the tallest shape where reverse is faster there and at every
+    shape after it: a single noisy shape where reverse happens to win does not count. Shapes
+    where either mode did not finish are left out.
+    """
+    by_shape: dict[tuple[int, int], dict[str, float]] = {}
+    for r in rows:
+        if r.get("status", "ok") == "ok":
+            by_shape.setdefault((r["outputs"], r["inputs"]), {})[r["mode"]] = r["warm_median_s"]
+    both = [(m, n) for (m, n), t in by_shape.items() if "forward" in t and "reverse" in t]
+    found = None
+    for m, n in sorted(both, key=lambda s: s[0] / s[1]):  # from wide to tall
+        t = by_shape[(m, n)]
+        if t["reverse"] >= t["forward"]:
+            break
+        found = m / n
+    return found

@@ -1,0 +1,218 @@
+"""Running cases: each in capped worker processes, one results row each, resumably.
+
+A case whose predicted peak is far above its cap is skipped on the model's word. A case with a
+simulation baseline is timed against it in pairs, in its own worker and, if one call is quick
+enough, in ratio_processes - 1 more (pyperf's way: the spread between processes shows too).
+A rerun skips every case whose key (spec and environment) is already in the file.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+from jacbench.constants import GIB
+from jacbench.errors import UsageError
+from jacbench.measure import environment, harness, profiles, store
+from jacbench.measure.case import Case
+
+
+def predicted_peak(case: Case) -> int | None:
+    """The memory model's absolute peak for the case (None where the target has no model)."""
+    model = case.target.memory(case.problem)
+    if model is None:
+        return None
+    if case.problem == "gbm":
+        return model.peak(case.framework, case.paths, case.steps, case.dtype, case.chunk_size)
+    return model.peak_moments(case.framework, case.inputs, case.batch, case.dtype)
+
+
+def ratio_summary(values: list[float]) -> dict[str, float | int]:
+    """Median and quartiles of the pooled paired ratios."""
+    if not values:
+        return {}
+    if len(values) == 1:
+        q1 = q3 = values[0]
+    else:
+        q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return {
+        "ratio_median": statistics.median(values),
+        "ratio_q1": q1,
+        "ratio_q3": q3,
+        "ratio_pairs": len(values),
+    }
+
+
+def measure_case(case: Case) -> dict[str, Any]:
+    """Run one case through the harness (or skip it on the model's word); a full row."""
+    row: dict[str, Any] = case.spec_row()
+    predicted = predicted_peak(case)
+    row["predicted_peak"] = predicted
+    if predicted is not None and predicted > 1.5 * case.mem_cap:
+        row.update(
+            status="skipped-predicted",
+            message=f"predicted peak {predicted / GIB:.1f} GiB is above 1.5x the cap "
+            f"of {case.mem_cap / GIB:.1f} GiB",
+        )
+        return row
+    limits = harness.Limits(mem_cap=case.mem_cap, timeout=case.timeout)
+    try:
+        rec = harness.run_worker(case.worker_spec(), limits, case.allocator)
+    except UsageError as e:
+        rec = {"status": "error", "message": str(e)}
+    ratios = list(rec.get("ratio_values") or [])
+    if ratios and case.ratio_processes > 1 and rec.get("warm_median_s", 1e9) < case.warm_budget_s:
+        ratios += _more_ratios(case, limits, rec)
+    row.update({k: rec.get(k) for k in store.METRIC_FIELDS if k in rec})
+    row.update(ratio_summary(ratios))
+    return row
+
+
+def measure_one(case: Case) -> dict[str, Any]:
+    """A case asked for by hand (the measure command): an allocator that is not installed is
+    a UsageError, not an error row."""
+    harness.allocator_environment(case.allocator)
+    return measure_case(case)
+
+
+def _more_ratios(case: Case, limits: harness.Limits, rec: dict) -> list[float]:
+    """Paired ratios from ratio_processes - 1 more workers; a failed one is named in the
+    message and contributes nothing."""
+    values: list[float] = []
+    failed = []
+    for _ in range(case.ratio_processes - 1):
+        more = harness.run_worker(case.worker_spec(paired_only=True), limits, case.allocator)
+        if more.get("status") == "ok" and more.get("ratio_values"):
+            values += more["ratio_values"]
+        else:
+            failed.append(f"{more.get('status')}: {more.get('message', '')[:100]}")
+    if failed:
+        note = f"ratio from {case.ratio_processes - len(failed)} of {case.ratio_processes} "
+        rec["message"] = (rec.get("message") or "") + note + "processes (" + "; ".join(failed) + ")"
+    return values
+
+
+class _Progress:
+    """tqdm on a terminal, plain lines elsewhere (CI logs)."""
+
+    def __init__(self, total: int, quiet: bool = False):
+        self.quiet = quiet
+        self.bar = None
+        self.done = 0
+        self.total = total
+        if not quiet and sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="case", dynamic_ncols=True)
+
+    def start(self, case: Case) -> None:
+        if self.bar:
+            self.bar.set_description(case.label())
+
+    def finish(self, case: Case, row: dict, skipped: bool = False) -> None:
+        self.done += 1
+        if self.bar:
+            self.bar.update(1)
+        elif not self.quiet:
+            what = "already measured" if skipped else summary(row)
+            print(f"[{self.done}/{self.total}] {case.label()}: {what}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar:
+            self.bar.close()
+
+
+def summary(row: dict) -> str:
+    """One line on a measured row, for progress output."""
+    if row.get("status") != "ok":
+        return f"{row.get('status')} ({(row.get('message') or '')[:120]})"
+    mb = (row.get("cold_peak_over_baseline") or 0) / 2**20
+    text = f"ok cold {row['cold_s']:.3f} s, warm {row['warm_median_s']:.4f} s, peak +{mb:.0f} MiB"
+    if row.get("ratio_median") is not None:
+        text += f", {row['ratio_median']:.2f}x its simulation"
+    return text
+
+
+def run_sweep(
+    cases: Iterable[Case], out: Path, quiet: bool = False, fresh: bool = False, jobs: int = 1
+) -> Path:
+    """Measure every case not yet in out; write the metadata sidecar; return out.
+
+    With jobs > 1, that many workers run at once (give each case threads * jobs <= cores, or
+    the cases slow each other down); this process alone writes the rows, one at a time.
+    """
+    out = Path(out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot write {out}: {e.strerror}") from None
+    env = environment.environment()
+    env_key = environment.fingerprint(env)
+    if fresh and out.exists():
+        out.unlink()
+    if out.exists():
+        store.check(out)
+        store.repair(out)
+    done = store.keys(out)
+    cases = list(cases)
+    meta = environment.metadata_record(env, cases, jobs, store.COLUMNS)
+    store.write_json(store.meta_path(out), meta)
+    progress = _Progress(len(cases), quiet)
+    todo = []
+    for case in cases:
+        key = case.key(env_key)
+        if key in done:
+            progress.finish(case, {}, skipped=True)
+        else:
+            done.add(key)
+            todo.append((case, key))
+    try:
+        with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
+            pending = {}
+            for case, key in todo:
+                progress.start(case)
+                pending[pool.submit(measure_case, case)] = (case, key)
+            for future in as_completed(pending):
+                case, key = pending[future]
+                row = future.result()
+                row.update(key=key, env=env_key)
+                store.append_row(out, row)
+                progress.finish(case, row)
+    except KeyboardInterrupt:
+        harness.kill_all()  # rows already written stay; a rerun measures the rest
+        raise
+    finally:
+        progress.close()
+    return out
+
+
+def sweep(
+    profile: str,
+    overrides: dict | None = None,
+    out: str | Path | None = None,
+    fresh: bool = False,
+    jobs: int | None = None,
+    quiet: bool = False,
+) -> str:
+    """The sweep command: a profile's cases (overrides applied) measured into out (default
+    results/NAME.csv); returns a one-line account of the file."""
+    spec = profiles.load_profile(profile)
+    cases = profiles.expand(spec, overrides)
+    if not cases:
+        raise UsageError("the profile and filters select no case")
+    name = spec.get("name", Path(profile).stem)
+    out = Path(out) if out else Path("results") / f"{name}.csv"
+    jobs = jobs if jobs is not None else int(spec.get("jobs", 1))
+    if jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {jobs}")
+    run_sweep(cases, out, quiet=quiet, fresh=fresh, jobs=jobs)
+    rows = store.read_rows(out)
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    tally = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+    return f"{out}: {len(rows)} rows ({tally}); metadata in {store.meta_path(out)}"

@@ -1,0 +1,185 @@
+"""The results file: one CSV row per case, appended whole, and its metadata sidecar.
+
+Rows are appended one at a time with a single write, so a run killed midway leaves only whole
+rows (a torn last line is cut off on the next start). Every reader goes through here: a file
+that is not a jacbench results file, or one written with other columns, is a UsageError.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from jacbench.errors import UsageError
+
+SPEC_FIELDS = [
+    "problem",
+    "framework",
+    "strategy",
+    "target",
+    "paths",
+    "inputs",
+    "batch",
+    "outputs",
+    "steps",
+    "spot",
+    "vol",
+    "drift",
+    "maturity",
+    "seed",
+    "dtype",
+    "chunk_size",
+    "threads",
+    "allocator",
+    "mem_cap",
+    "timeout",
+    "repeats",
+    "ratio_processes",
+]
+METRIC_FIELDS = [
+    "status",
+    "message",
+    "predicted_peak",
+    "import_s",
+    "inputs_s",
+    "cold_s",
+    "warm_n",
+    "warm_median_s",
+    "warm_min_s",
+    "warm_max_s",
+    # The target's time over its simulation baseline's, from calls made in pairs in the same
+    # worker (see measure.worker), pooled over ratio_processes workers: median and quartiles.
+    "ratio_median",
+    "ratio_q1",
+    "ratio_q3",
+    "ratio_pairs",
+    "import_peak",
+    "inputs_rss_before",
+    "inputs_peak",
+    "cold_rss_before",
+    "cold_peak",
+    "cold_peak_over_baseline",
+    "warm_rss_before",
+    "warm_peak",
+    "warm_peak_over_baseline",
+    "warm_peak_over_inputs",
+    "watched_peak_rss",
+    "hwm_reset",
+    "max_rel_error",
+    "wall_s",
+]
+COLUMNS = ["key", "env", *SPEC_FIELDS, *METRIC_FIELDS]
+# The columns that hold numbers (bytes are floats: they can pass 2^53 only in theory); a blank
+# cell is None. The rest are text, but hwm_reset, a truth value.
+INT_COLUMNS = ("paths", "inputs", "batch", "outputs", "steps", "seed", "chunk_size", "threads",
+               "mem_cap", "repeats", "ratio_processes", "warm_n", "ratio_pairs")  # fmt: skip
+FLOAT_COLUMNS = ("spot", "vol", "drift", "maturity", "timeout", "predicted_peak", "import_s",
+                 "inputs_s", "cold_s", "warm_median_s", "warm_min_s", "warm_max_s",
+                 "ratio_median", "ratio_q1", "ratio_q3", "import_peak", "inputs_rss_before",
+                 "inputs_peak", "cold_rss_before", "cold_peak", "cold_peak_over_baseline",
+                 "warm_rss_before", "warm_peak", "warm_peak_over_baseline",
+                 "warm_peak_over_inputs", "watched_peak_rss", "max_rel_error",
+                 "wall_s")  # fmt: skip
+
+
+def _header(path: Path) -> list[str]:
+    with open(path, newline="") as f:
+        return next(csv.reader(f), [])
+
+
+def check(path: Path) -> None:
+    """UsageError unless path is a results file of this version (an empty file is one)."""
+    path = Path(path)
+    if not path.exists():
+        raise UsageError(f"no results at {path}: run 'jacbench sweep' first")
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder, not a results CSV")
+    if path.stat().st_size == 0:
+        return
+    try:
+        header = _header(path)
+    except (UnicodeDecodeError, csv.Error):
+        header = []
+    if header == COLUMNS:
+        return
+    if {"key", "env", "framework", "strategy", "status"} <= set(header):
+        raise UsageError(
+            f"{path} was written by another version of jacbench (other columns): move it away, "
+            "or measure again into it with 'jacbench sweep --fresh'"
+        )
+    raise UsageError(f"{path} is not a jacbench results file (its first line is not the header "
+                     "'jacbench sweep' writes)")  # fmt: skip
+
+
+def repair(path: Path) -> None:
+    """Cut a torn last line (a run killed while writing) back to the last newline."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with open(path, "rb+") as f:
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) == b"\n":
+            return
+        data = path.read_bytes()
+        f.truncate(data.rfind(b"\n") + 1)
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    """Rows of a results CSV (whole rows only); UsageError if it is not one."""
+    check(path)
+    with open(path, newline="") as f:
+        return [r for r in csv.DictReader(f) if r.get("key") and None not in r]
+
+
+def typed_rows(path: Path) -> list[dict[str, Any]]:
+    """Rows with numbers as numbers (None where blank) and hwm_reset as a bool."""
+    out = []
+    for row in read_rows(path):
+        r: dict[str, Any] = dict(row)
+        for k in INT_COLUMNS:
+            r[k] = int(float(row[k])) if row[k] else None
+        for k in FLOAT_COLUMNS:
+            r[k] = float(row[k]) if row[k] else None
+        r["hwm_reset"] = row["hwm_reset"] == "True"
+        out.append(r)
+    return out
+
+
+def keys(path: Path) -> set[str]:
+    """The keys of the cases a results file holds (none if there is no file yet)."""
+    return {r["key"] for r in read_rows(path)} if Path(path).exists() else set()
+
+
+def append_row(path: Path, row: dict[str, Any]) -> None:
+    """Append one row with a single write (header first if the file is new)."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
+    if not path.exists() or path.stat().st_size == 0:
+        writer.writeheader()
+    writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, buf.getvalue().encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def meta_path(path: Path) -> Path:
+    """The metadata sidecar of a results file: NAME.meta.json beside NAME.csv."""
+    return Path(path).with_suffix(".meta.json")
+
+
+def read_meta(path: Path) -> dict:
+    p = meta_path(path)
+    return json.loads(p.read_text()) if p.exists() else {}
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (a temporary file renamed over the target)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1, default=str))
+    os.replace(tmp, path)

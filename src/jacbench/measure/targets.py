@@ -1,0 +1,220 @@
+"""What a case measures, as a small typed value, and the one parser of its string form.
+
+A results row names its target in the ``strategy`` column: a registered strategy ("jvp"), a
+second-order method ("second:hvp"), a simulation baseline ("simulation:eager"), one mode of
+the tall-to-wide crossover ("crossover:forward") or any callable
+("callable:module:function"). :func:`parse` is the only place that reads those prefixes; every
+other module asks the target it returns. Nothing here imports a framework.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from jacbench.errors import UnsupportedConfiguration, UsageError
+from jacbench.second import registry as second
+from jacbench.strategies import registry
+from jacbench.strategies.memory_model import MemoryModel
+
+MODES = ("forward", "reverse")  # of the crossover
+
+
+class _Target:
+    """What every target answers; subclasses are frozen dataclasses."""
+
+    kind: ClassVar[str]
+    framework: str
+    name: str
+
+    @property
+    def text(self) -> str:
+        """The string form, as the results file's strategy column holds it."""
+        return f"{self.kind}:{self.name}"
+
+    @property
+    def imports(self) -> str | None:
+        """The framework the worker imports (with its thread pools fixed) before building."""
+        return self.framework
+
+    def unsupported(self, problem: str, dtype: str) -> str | None:
+        """Why the target cannot run this problem in this dtype, or None when it can."""
+        return None
+
+    def check(self, problem: str, dtype: str) -> None:
+        reason = self.unsupported(problem, dtype)
+        if reason:
+            raise UnsupportedConfiguration(reason)
+
+    def memory(self, problem: str) -> MemoryModel | None:
+        """The record's memory model, or None when the target has none."""
+        return None
+
+    def baseline(self, problem: str) -> SimulationTarget | None:
+        """The simulation whose time the target's is measured against, side by side."""
+        return None
+
+    def build(self, case) -> Callable[[], Any]:
+        """A no-argument callable that computes the target's result from scratch."""
+        raise NotImplementedError
+
+    def error(self, case, result) -> float | None:
+        """Largest relative error of a result against the closed form (None: nothing to check)."""
+        return None
+
+
+class _RecordTarget(_Target):
+    """A target that is a registry record: it answers by asking the record."""
+
+    @property
+    def record(self):
+        raise NotImplementedError
+
+    def __post_init__(self):
+        self.record  # noqa: B018 - looking it up is the check: UsageError names the choices
+
+    def unsupported(self, problem: str, dtype: str) -> str | None:
+        return self.record.unsupported(problem, dtype)
+
+    def memory(self, problem: str) -> MemoryModel:
+        return self.record.memory_for(problem)
+
+    def build(self, case):
+        return self.record.build(case)
+
+    def error(self, case, result) -> float:
+        return self.record.error(case, result)
+
+
+@dataclass(frozen=True)
+class StrategyTarget(_RecordTarget):
+    """A registered Jacobian strategy, named as it is."""
+
+    framework: str
+    name: str
+    kind: ClassVar[str] = "strategy"
+
+    @property
+    def text(self) -> str:
+        return self.name
+
+    @property
+    def record(self) -> registry.Strategy:
+        return registry.get(self.framework, self.name)
+
+    def baseline(self, problem: str) -> SimulationTarget | None:
+        if problem != "gbm":
+            return None
+        return SimulationTarget(self.framework, self.record.execution)
+
+
+@dataclass(frozen=True)
+class SecondOrderTarget(_RecordTarget):
+    """A registered second-order method (Hessians, HVPs, per-path Greeks)."""
+
+    framework: str
+    name: str
+    kind: ClassVar[str] = "second"
+
+    @property
+    def record(self) -> second.Method:
+        return second.get(self.framework, self.name)
+
+
+@dataclass(frozen=True)
+class SimulationTarget(_Target):
+    """The simulation alone, no derivative, in one execution mode: the yardstick of ratios."""
+
+    framework: str
+    name: str  # the execution mode: eager, function, xla, jit, inductor, numpy
+    kind: ClassVar[str] = "simulation"
+
+    def __post_init__(self):
+        registry.check_framework(self.framework)
+        valid = registry.executions(self.framework)
+        if self.name not in valid:
+            raise UsageError(
+                f"unknown simulation {self.name!r} for {self.framework}; choose one of: "
+                + ", ".join(f"simulation:{e}" for e in valid)
+            )
+
+    def unsupported(self, problem: str, dtype: str) -> str | None:
+        if problem != "gbm":
+            return f"simulation baselines exist for the gbm problem only, not {problem}"
+        return None
+
+    def build(self, case):
+        return registry.simulation(self.framework, self.name)(case)
+
+
+@dataclass(frozen=True)
+class CrossoverTarget(_Target):
+    """One mode of the tall-to-wide crossover: the Jacobian of tanh(W x) at one shape."""
+
+    framework: str
+    name: str  # forward or reverse
+    kind: ClassVar[str] = "crossover"
+
+    def __post_init__(self):
+        registry.check_framework(self.framework)
+        if self.name not in MODES:
+            raise UsageError(f"unknown crossover mode {self.name!r}; choose one of: "
+                             + ", ".join(MODES))  # fmt: skip
+
+    def unsupported(self, problem: str, dtype: str) -> str | None:
+        if problem != "shapes":
+            return f"crossover cases take the shapes problem, not {problem}"
+        return None
+
+    def build(self, case):
+        from jacbench.strategies import shapes
+
+        return shapes.build(self.framework, self.name, case)
+
+    def error(self, case, result) -> float:
+        from jacbench.problems import shapes
+
+        return shapes.relative_error(result, shapes.jacobian_closed_form(case.w, case.x))
+
+
+@dataclass(frozen=True)
+class CallableTarget(_Target):
+    """Any function, called with no arguments: to check the harness itself."""
+
+    name: str  # module:function
+    framework: str = "callable"
+    kind: ClassVar[str] = "callable"
+
+    def __post_init__(self):
+        module, sep, func = self.name.partition(":")
+        if not (module and sep and func):
+            raise UsageError(f"a callable is named module:function, got {self.name!r}")
+
+    @property
+    def imports(self) -> str | None:
+        return None
+
+    def build(self, case):
+        module, _, func = self.name.partition(":")
+        return getattr(importlib.import_module(module), func)
+
+
+Target = StrategyTarget | SecondOrderTarget | SimulationTarget | CrossoverTarget | CallableTarget
+_BY_KIND = {t.kind: t for t in (SecondOrderTarget, SimulationTarget, CrossoverTarget)}
+
+
+def parse(framework: str, text: str) -> Target:
+    """The target a results row or a profile names; UsageError for an unknown one."""
+    kind, sep, rest = text.partition(":")
+    if not sep:
+        return StrategyTarget(framework, text)
+    if kind == CallableTarget.kind:
+        return CallableTarget(rest)
+    if kind in _BY_KIND:
+        return _BY_KIND[kind](framework, rest)
+    raise UsageError(
+        f"unknown target {text!r}: a strategy name, or one of "
+        + ", ".join(f"{k}:NAME" for k in [*_BY_KIND, CallableTarget.kind])
+    )

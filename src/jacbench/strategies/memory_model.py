@@ -1,0 +1,74 @@
+"""Memory model: the predicted peak resident memory of a strategy's worker.
+
+In units of one path array, A = (M+1) * N * itemsize bytes (the simulated paths), a strategy's
+working memory beyond its inputs is
+
+    fixed + arrays * A + batch * N * A + chunk * min(chunk_size, N) * A
+
+- ``arrays``: the few path-sized tensors a single pass keeps (forward mode: primal and tangents;
+  reverse mode: the tape of one pass);
+- ``batch``: vectorized reverse mode holds a batch of N cotangents, each the size of the tape;
+- ``chunk``: chunked reverse mode holds chunk_size of them;
+- ``fixed``: tracing and compilation (pfor, XLA, inductor) independent of N.
+
+For the moments problems one "path array" is the E = n * max(B, 1) inputs (steps = 0):
+``arrays`` counts input-sized buffers, ``batch`` n of them (an n x n matrix per row: the basis
+of forward mode over n inputs, or a dense Hessian).
+
+The absolute peak adds the framework's import footprint and the inputs. The coefficients are
+the mechanism's count of path-sized buffers, rounded against measurements on the reference
+machine; tests/test_model.py measures again and requires agreement within a factor of 2.
+This module is a leaf: records import it, and it imports nothing of jacbench's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+_MIB = 2**20  # the unit of fixed_mib and of the import footprints below
+
+# Resident memory after importing the framework and initialising its CPU backend (measured).
+IMPORT_BASE_MIB = {"torch": 220, "tensorflow": 645, "jax": 190, "numpy": 30}
+# Copies of the inputs held before the first call: numpy's, plus the framework's own
+# (torch.from_numpy shares memory; tf.constant copies, and TensorFlow keeps a second one).
+INPUT_COPIES = {"torch": 1.0, "tensorflow": 3.0, "jax": 1.3, "numpy": 1.0}
+
+
+@dataclass(frozen=True)
+class MemoryModel:
+    """Coefficients of the working-memory formula (see the module docstring)."""
+
+    arrays: float = 3.0
+    batch: float = 0.0
+    chunk: float = 0.0
+    fixed_mib: float = 0.0
+
+    def working(self, paths: int, steps: int, dtype: str, chunk_size: int = 256) -> int:
+        """Predicted peak over the inputs, in bytes (GBM: N paths, M steps)."""
+        a = (steps + 1) * paths * np.dtype(dtype).itemsize
+        return int(
+            self.fixed_mib * _MIB
+            + self.arrays * a
+            + self.batch * paths * a
+            + self.chunk * min(chunk_size, paths) * a
+        )
+
+    def peak(
+        self, framework: str, paths: int, steps: int, dtype: str, chunk_size: int = 256
+    ) -> int:
+        """Predicted absolute peak RSS in bytes of a worker running the GBM problem."""
+        inputs = INPUT_COPIES[framework] * steps * paths * np.dtype(dtype).itemsize
+        working = self.working(paths, steps, dtype, chunk_size)
+        return int(IMPORT_BASE_MIB[framework] * _MIB + inputs + working)
+
+    def peak_moments(self, framework: str, inputs: int, batch: int, dtype: str) -> int:
+        """Predicted absolute peak RSS in bytes for the moments problems (n inputs, B rows).
+
+        The batch term is n x n per row, so it scales with n, not with n * B: the GBM formula
+        with one path array of n * B elements would not fit without another parameter.
+        """
+        size = inputs * max(batch, 1) * np.dtype(dtype).itemsize
+        working = self.fixed_mib * _MIB + self.arrays * size + self.batch * inputs * size
+        return int(IMPORT_BASE_MIB[framework] * _MIB + INPUT_COPIES[framework] * size + working)
