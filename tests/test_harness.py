@@ -178,12 +178,39 @@ def test_paired_calls_alternate_their_order():
     assert "".join(order) == "ABBAABBA" and len(ratios) == 4
 
 
-def test_ratio_summary_is_median_and_quartiles():
+def test_pairs_go_past_the_budget_to_a_minimum_but_not_for_minutes(monkeypatch):
+    from jacbench.measure import worker
+
+    clock = [0.0]
+    monkeypatch.setattr(worker.time, "perf_counter", lambda: clock[0])
+
+    def runs(seconds_each: float, repeats: int = 20) -> int:
+        done = []
+        clock[0] = 0.0
+
+        def body(i):
+            clock[0] += seconds_each
+            done.append(i)
+
+        worker._repeat(body, done.__len__, repeats, 2.0, 5, 30.0)
+        return len(done)
+
+    assert runs(0.1) == 20  # quick calls: the repeats fit in the budget
+    assert runs(1.0) == 5  # the budget is spent after 2, the minimum goes on to 5
+    assert runs(10.0) == 3  # past 30 s no more pairs for the minimum's sake
+    assert runs(100.0) == 1  # and always at least one
+    assert runs(1.0, repeats=3) == 3  # never more than the repeats
+
+
+def test_ratio_summary_is_the_median_and_a_spread_across_workers():
     from jacbench.measure.runner import ratio_summary
 
-    s = ratio_summary([1.0, 2.0, 3.0, 4.0, 100.0])
-    assert (s["ratio_median"], s["ratio_q1"], s["ratio_q3"], s["ratio_pairs"]) == (3, 2, 4, 5)
-    assert ratio_summary([1.5])["ratio_q1"] == 1.5 and ratio_summary([]) == {}
+    s = ratio_summary([[1.0, 2.0, 3.0, 4.0, 100.0]])
+    assert (s["ratio_median"], s["ratio_lo"], s["ratio_hi"], s["ratio_pairs"]) == (3, 2, 4, 5)
+    assert ratio_summary([[1.5]])["ratio_lo"] == 1.5 and ratio_summary([[]]) == {}
+    # A worker whose pairs all sit apart widens the spread to its median.
+    s = ratio_summary([[2.0, 2.1, 2.2], [2.0, 2.1, 2.2], [3.0, 3.1, 3.2]])
+    assert s["ratio_hi"] == 3.1 and s["ratio_lo"] == 2.1 and s["ratio_by_process"] == "2.1;2.1;3.1"
 
 
 def test_a_strategy_is_timed_against_its_simulation_side_by_side(capsys):
@@ -193,7 +220,8 @@ def test_a_strategy_is_timed_against_its_simulation_side_by_side(capsys):
     assert row["status"] == "ok", row["message"]
     # Six pairs in the worker that measured it, six more in a second worker.
     assert row["ratio_pairs"] == 12 and row["ratio_processes"] == 2
-    assert 0 < row["ratio_q1"] <= row["ratio_median"] <= row["ratio_q3"]
+    assert 0 < row["ratio_lo"] <= row["ratio_median"] <= row["ratio_hi"]
+    assert len(row["ratio_by_process"].split(";")) == 2
 
 
 def test_simulations_and_second_order_methods_have_no_ratio():

@@ -77,6 +77,6 @@ def test_every_strategy_is_timed_side_by_side_with_its_simulation(quick_results)
         label = f"{r['framework']}/{r['strategy']} N={r['paths']}"
         if r["target"] == "strategy":
             assert int(r["ratio_pairs"]) >= 1, label
-            assert 0 < float(r["ratio_q1"]) <= float(r["ratio_median"]) <= float(r["ratio_q3"])
+            assert 0 < float(r["ratio_lo"]) <= float(r["ratio_median"]) <= float(r["ratio_hi"])
         else:
             assert r["ratio_median"] == "", label

@@ -51,12 +51,12 @@ def cases(frameworks: list[str], **settings) -> list[Case]:
 
 
 def table(rows: list[dict]) -> str:
-    """Markdown: warm time and the paired ratio to the simulation with its quartiles, and the
+    """Markdown: warm time and the paired ratio to the simulation with its spread, and the
     peak beyond the inputs over the simulation's (from its own row)."""
     sims = {(r["framework"], r["strategy"]): r for r in rows if r["target"] == "simulation"}
     lines = [
-        "| framework | strategy | status | cold s | warm median s | time / simulation "
-        "[q1, q3] (pairs) | peak beyond inputs MiB | memory / simulation | max rel. error |",
+        "| framework | strategy | status | cold s | warm median s | time / simulation [spread] "
+        "(pairs; by worker) | peak beyond inputs MiB | memory / simulation | max rel. error |",
         "|" + "---|" * 9,
     ]
     for r in rows:
@@ -67,8 +67,9 @@ def table(rows: list[dict]) -> str:
             mib = float(r["warm_peak_over_inputs"]) / 2**20
             ratio, memory = "", ""
             if r.get("ratio_median") not in (None, ""):
-                ratio = (f"{float(r['ratio_median']):.2f} [{float(r['ratio_q1']):.2f}, "
-                         f"{float(r['ratio_q3']):.2f}] ({r['ratio_pairs']})")  # fmt: skip
+                ratio = (f"{float(r['ratio_median']):.2f} [{float(r['ratio_lo']):.2f}, "
+                         f"{float(r['ratio_hi']):.2f}] ({r['ratio_pairs']}; "
+                         f"{r['ratio_by_process'].replace(';', ', ')})")  # fmt: skip
                 sim = sims.get((r["framework"], _baseline(r)))
                 if sim and sim["status"] == "ok":
                     base = max(float(sim["warm_peak_over_inputs"]), 1.0)

@@ -20,6 +20,10 @@ from jacbench.errors import UsageError
 from jacbench.measure import environment, harness, profiles, store
 from jacbench.measure.case import Case
 
+# A target slower than this per call is timed against its simulation in its own worker only:
+# more workers would each repeat its cold call and MIN_PAIRS pairs for a ratio in the thousands.
+MAX_CALL_FOR_MORE_PROCESSES_S = 10.0
+
 
 def predicted_peak(case: Case) -> int | None:
     """The memory model's absolute peak for the case (None where the target has no model)."""
@@ -31,19 +35,25 @@ def predicted_peak(case: Case) -> int | None:
     return model.peak_moments(case.framework, case.inputs, case.batch, case.dtype)
 
 
-def ratio_summary(values: list[float]) -> dict[str, float | int]:
-    """Median and quartiles of the pooled paired ratios."""
+def ratio_summary(per_process: list[list[float]]) -> dict[str, float | int | str]:
+    """Median of the pooled paired ratios and their spread: the pairs' quartiles, widened to
+    the lowest and highest median of a single worker (processes differ by more than the pairs
+    within one do: allocator state, page faults)."""
+    per_process = [v for v in per_process if v]
+    values = [x for v in per_process for x in v]
     if not values:
         return {}
     if len(values) == 1:
         q1 = q3 = values[0]
     else:
         q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    medians = [statistics.median(v) for v in per_process]
     return {
         "ratio_median": statistics.median(values),
-        "ratio_q1": q1,
-        "ratio_q3": q3,
+        "ratio_lo": min(q1, *medians),
+        "ratio_hi": max(q3, *medians),
         "ratio_pairs": len(values),
+        "ratio_by_process": ";".join(f"{m:.4g}" for m in medians),
     }
 
 
@@ -64,8 +74,9 @@ def measure_case(case: Case) -> dict[str, Any]:
         rec = harness.run_worker(case.worker_spec(), limits, case.allocator)
     except UsageError as e:
         rec = {"status": "error", "message": str(e)}
-    ratios = list(rec.get("ratio_values") or [])
-    if ratios and case.ratio_processes > 1 and rec.get("warm_median_s", 1e9) < case.warm_budget_s:
+    ratios = [list(rec.get("ratio_values") or [])]
+    quick = rec.get("warm_median_s", float("inf")) < MAX_CALL_FOR_MORE_PROCESSES_S
+    if ratios[0] and case.ratio_processes > 1 and quick:
         ratios += _more_ratios(case, limits, rec)
     row.update({k: rec.get(k) for k in store.METRIC_FIELDS if k in rec})
     row.update(ratio_summary(ratios))
@@ -79,15 +90,15 @@ def measure_one(case: Case) -> dict[str, Any]:
     return measure_case(case)
 
 
-def _more_ratios(case: Case, limits: harness.Limits, rec: dict) -> list[float]:
+def _more_ratios(case: Case, limits: harness.Limits, rec: dict) -> list[list[float]]:
     """Paired ratios from ratio_processes - 1 more workers; a failed one is named in the
     message and contributes nothing."""
-    values: list[float] = []
+    values: list[list[float]] = []
     failed = []
     for _ in range(case.ratio_processes - 1):
         more = harness.run_worker(case.worker_spec(paired_only=True), limits, case.allocator)
         if more.get("status") == "ok" and more.get("ratio_values"):
-            values += more["ratio_values"]
+            values.append(more["ratio_values"])
         else:
             failed.append(f"{more.get('status')}: {more.get('message', '')[:100]}")
     if failed:

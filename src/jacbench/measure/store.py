@@ -52,11 +52,14 @@ METRIC_FIELDS = [
     "warm_min_s",
     "warm_max_s",
     # The target's time over its simulation baseline's, from calls made in pairs in the same
-    # worker (see measure.worker), pooled over ratio_processes workers: median and quartiles.
+    # worker (see measure.worker), pooled over ratio_processes workers: the median, the spread
+    # (the pairs' quartiles widened to the lowest and highest median of one worker), how many
+    # pairs, and each worker's median ("4.02;3.87;4.4").
     "ratio_median",
-    "ratio_q1",
-    "ratio_q3",
+    "ratio_lo",
+    "ratio_hi",
     "ratio_pairs",
+    "ratio_by_process",
     "import_peak",
     "inputs_rss_before",
     "inputs_peak",
@@ -79,7 +82,7 @@ INT_COLUMNS = ("paths", "inputs", "batch", "outputs", "steps", "seed", "chunk_si
                "mem_cap", "repeats", "ratio_processes", "warm_n", "ratio_pairs")  # fmt: skip
 FLOAT_COLUMNS = ("spot", "vol", "drift", "maturity", "timeout", "predicted_peak", "import_s",
                  "inputs_s", "cold_s", "warm_median_s", "warm_min_s", "warm_max_s",
-                 "ratio_median", "ratio_q1", "ratio_q3", "import_peak", "inputs_rss_before",
+                 "ratio_median", "ratio_lo", "ratio_hi", "import_peak", "inputs_rss_before",
                  "inputs_peak", "cold_rss_before", "cold_peak", "cold_peak_over_baseline",
                  "warm_rss_before", "warm_peak", "warm_peak_over_baseline",
                  "warm_peak_over_inputs", "watched_peak_rss", "max_rel_error",

@@ -79,11 +79,31 @@ def _timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
-def _repeat(body: Callable[[int], None], count: Callable[[], int], repeats: int, budget: float):
-    """Run body(i) until repeats runs or the budget is spent, whichever first (at least once)."""
+# Pairs of calls made even past the budget (up to the repeats), as long as the pairs so far
+# took less than MIN_PAIRS_WITHIN_S: the spread of one or two pairs would be no spread at all,
+# and a target slow enough to need longer (a reverse loop at large N) is not worth a ratio's
+# minutes.
+MIN_PAIRS = 5
+MIN_PAIRS_WITHIN_S = 30.0
+
+
+def _repeat(
+    body: Callable[[int], None],
+    count: Callable[[], int],
+    repeats: int,
+    budget: float,
+    at_least: int = 1,
+    at_least_within: float = float("inf"),
+):
+    """Run body(i) at least once, then until repeats runs or the budget is spent; past the
+    budget, on to at_least runs while less than at_least_within seconds have gone."""
     start = time.perf_counter()
     i = 0
-    while count() < repeats and (count() == 0 or time.perf_counter() - start < budget):
+    while count() < repeats:
+        spent = time.perf_counter() - start
+        more = count() < at_least and spent < at_least_within
+        if count() > 0 and spent >= budget and not more:
+            break
         body(i)
         i += 1
 
@@ -102,7 +122,7 @@ def paired_ratios(call, baseline, repeats: int, budget: float) -> list[float]:
             a = _timed(call)
         ratios.append(a / b)
 
-    _repeat(pair, lambda: len(ratios), repeats, budget)
+    _repeat(pair, lambda: len(ratios), repeats, budget, MIN_PAIRS, MIN_PAIRS_WITHIN_S)
     return ratios
 
 

@@ -79,12 +79,12 @@ class Results:
 
 
 def ratio_text(row: dict, digits: int = 2) -> str:
-    """'2.10× [1.95, 2.30]': a strategy's time over its simulation's, measured side by side,
-    with the quartiles of the paired calls; '–' where it was not measured."""
+    """'2.10× [1.95–2.30]': a strategy's time over its simulation's, measured side by side,
+    with its spread (see measure.store); '–' where it was not measured."""
     if row.get("ratio_median") is None or row["status"] != "ok":
         return "–"
-    q1, q3 = row["ratio_q1"], row["ratio_q3"]
-    return f"{row['ratio_median']:.{digits}f}× [{q1:.{digits}f}, {q3:.{digits}f}]"
+    lo, hi = row["ratio_lo"], row["ratio_hi"]
+    return f"{row['ratio_median']:.{digits}f}× [{lo:.{digits}f}–{hi:.{digits}f}]"
 
 
 def peak_bytes(row: dict) -> float | None:

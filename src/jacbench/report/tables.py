@@ -41,7 +41,7 @@ def results_table(path: str | Path, paths: int, allocator: str = "glibc") -> str
             ]
         )
     header = ["framework", "strategy", "dtype", "status", "cold", "warm median",
-              "time / simulation [q1, q3]", "peak RSS", "peak beyond inputs",
+              "time / simulation [spread]", "peak RSS", "peak beyond inputs",
               "max rel. error"]  # fmt: skip
     return markdown_table(header, out)
 

@@ -96,7 +96,7 @@ def gbm_comparison(res: Results, question_paths: int, focus_paths: int) -> Secti
             "mode",
             "largest N run",
             "warm time",
-            "time / simulation [q1, q3]",
+            "time / simulation [spread]",
             "peak beyond inputs",
             "memory / simulation",
             "time slope in N",
