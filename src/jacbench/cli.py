@@ -172,6 +172,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_book)
 
     p = sub.add_parser(
+        "notebook", help="convert one chapter notebook to .ipynb and execute it with papermill"
+    )
+    p.add_argument("name", help="the chapter, e.g. 04-gbm (notebooks/04-gbm.md)")
+    p.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        metavar=("KEY", "VALUE"),
+        help="a parameter of the notebook's parameters cell (repeatable)",
+    )
+    p.add_argument("--out", help="the executed notebook (default: _build/notebooks/NAME.ipynb)")
+    p.set_defaults(func=cmd_notebook)
+
+    p = sub.add_parser(
         "check-html", help="open every page of a built book in headless Chromium; list problems"
     )
     p.add_argument(
@@ -302,6 +317,20 @@ def cmd_book(args: argparse.Namespace) -> int:
         print(f"jacbench: book build stopped: {e}", file=sys.stderr)
         return 1
     print(index)
+    return 0
+
+
+def cmd_notebook(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from jacbench.report import book
+
+    try:
+        out = book.run_notebook(args.name, args.parameter, Path(args.out) if args.out else None)
+    except book.BookError as e:
+        print(f"jacbench: notebook stopped: {e}", file=sys.stderr)
+        return 1
+    print(out)
     return 0
 
 

@@ -1,8 +1,10 @@
 """Build the book: sweep a profile, execute the notebooks with papermill, run jupyter-book.
 
-Everything happens in a staging tree, ``_build/src``: the book's sources are copied there, the
-notebooks are executed into it with the profile's parameters, and ``jupyter-book build`` turns
-it into ``_build/html`` with warnings as errors (papermill is the only executor).
+A chapter is a notebook stored as text, ``notebooks/NAME.md`` (Jupytext's MyST Markdown
+format). Everything happens in a staging tree, ``_build/src``: the book's sources are copied
+there, each chapter is converted to ``.ipynb`` with jupytext and executed in place with the
+profile's parameters, and ``jupyter-book build`` turns the tree into ``_build/html`` with
+warnings as errors (papermill is the only executor).
 """
 
 from __future__ import annotations
@@ -74,45 +76,66 @@ def parameters_for(results: Path) -> dict:
     }
 
 
-def declared(root: Path, notebook: str, parameters: dict) -> dict:
-    """The parameters a notebook declares in its parameters cell, from the given ones."""
+def source_of(root: Path, notebook: str) -> Path:
+    """The chapter's source: notebooks/NAME.md (a Jupytext MyST notebook), or a stored
+    notebooks/NAME.ipynb."""
+    for suffix in (".md", ".ipynb"):
+        path = root / "notebooks" / f"{notebook}{suffix}"
+        if path.exists():
+            return path
+    raise BookError(f"notebook notebooks/{notebook}.md is missing")
+
+
+def convert(source: Path, out: Path) -> Path:
+    """Write the source notebook as .ipynb at out (jupytext for a text notebook)."""
+    import jupytext
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if source.suffix == ".ipynb":
+        shutil.copy2(source, out)
+        return out
+    nb = jupytext.read(str(source))
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(nb, str(out))
+    return out
+
+
+def declared(notebook: Path, parameters: dict) -> dict:
+    """The parameters a notebook (.ipynb) declares in its parameters cell, from the given ones."""
     import papermill
 
-    names = papermill.inspect_notebook(str(root / "notebooks" / f"{notebook}.ipynb"))
+    names = papermill.inspect_notebook(str(notebook))
     return {k: v for k, v in parameters.items() if k in names}
 
 
-def execute(root: Path, staging: Path, notebook: str, parameters: dict) -> Path:
-    """Execute notebooks/NAME.ipynb into the staging tree; BookError names the failing cell."""
+def execute(notebook: Path, parameters: dict, cwd: Path, name: str | None = None) -> Path:
+    """Execute a converted notebook in place; BookError names the failing cell."""
     import papermill
 
-    source = root / "notebooks" / f"{notebook}.ipynb"
-    if not source.exists():
-        raise BookError(f"notebook {source} is missing")
-    out = staging / "notebooks" / f"{notebook}.ipynb"
-    out.parent.mkdir(parents=True, exist_ok=True)
+    name = name or f"notebooks/{notebook.stem}.md"
     try:
         papermill.execute_notebook(
-            str(source),
-            str(out),
+            str(notebook),
+            str(notebook),
             parameters=parameters,
             kernel_name="python3",
-            cwd=str(staging),
+            cwd=str(cwd),
             progress_bar=False,
             log_output=False,
         )
     except papermill.PapermillExecutionError as e:
         raise BookError(
-            f"notebook notebooks/{notebook}.ipynb failed in cell {e.cell_index} "
+            f"notebook {name} failed in cell {e.cell_index} "
             f"(execution count {e.exec_count}): {e.ename}: {e.evalue}"
         ) from None
     except Exception as e:  # a dead kernel, a timeout, a missing kernel
-        cell = _last_executed_cell(out)
-        raise BookError(
-            f"notebook notebooks/{notebook}.ipynb stopped{cell}: {type(e).__name__}: {e}"
-        ) from None
-    present(out, parameters)
-    return out
+        cell = _last_executed_cell(notebook)
+        raise BookError(f"notebook {name} stopped{cell}: {type(e).__name__}: {e}") from None
+    return notebook
 
 
 def _last_executed_cell(path: Path) -> str:
@@ -170,6 +193,49 @@ def jupyter_book(
     shutil.rmtree(output.parent / "_build", ignore_errors=True)
 
 
+def parse_parameters(pairs: list[list[str]] | None, declared_names: dict) -> dict:
+    """Values given as -p KEY VALUE: numbers and True/False/None as such, the rest as text.
+    UsageError for a name the notebook does not declare."""
+    out = {}
+    for key, text in pairs or []:
+        if key not in declared_names:
+            valid = ", ".join(declared_names) or "none"
+            raise UsageError(f"the notebook has no parameter {key!r}; its parameters: {valid}")
+        value: object = text
+        for kind in (int, float):
+            try:
+                value = kind(text)
+                break
+            except ValueError:
+                pass
+        value = {"True": True, "False": False, "None": None}.get(text, value)
+        out[key] = value
+    return out
+
+
+def run_notebook(name: str, pairs: list[list[str]] | None, out: Path | None = None) -> Path:
+    """Convert notebooks/NAME.md to .ipynb and execute it from the checkout's root with the
+    given parameters (the rest keep the notebook's defaults). Returns the executed notebook."""
+    import papermill
+
+    root = Path(".").resolve()
+    name = Path(name).stem if name.endswith((".md", ".ipynb")) else name
+    if name not in NOTEBOOKS:
+        raise UsageError(f"unknown notebook {name!r}; choose one of: {', '.join(NOTEBOOKS)}")
+    out = (out or root / "_build" / "notebooks" / f"{name}.ipynb").resolve()
+    if out.suffix != ".ipynb":
+        raise UsageError(f"{out} should end in .ipynb")
+    nb = convert(source_of(root, name), out)
+    params = parse_parameters(pairs, papermill.inspect_notebook(str(nb)))
+    for key in ("results", "crossover"):
+        if key in params:
+            if key == "results":
+                store.check(Path(str(params[key])))  # one line, not a failing cell
+            params[key] = str(Path(str(params[key])).resolve())
+    _say(f"executing notebooks/{name} into {out}")
+    return execute(nb, params, root, source_of(root, name).relative_to(root))
+
+
 def build(
     profile: str = "standard",
     root: Path = Path("."),
@@ -202,12 +268,17 @@ def build(
 
     t0 = time.monotonic()
     stage(root, staging)
-    planned = {name: declared(root, name, parameters_for(results)) for name in NOTEBOOKS}
+    converted = {
+        name: convert(source_of(root, name), staging / "notebooks" / f"{name}.ipynb")
+        for name in NOTEBOOKS
+    }
+    planned = {name: declared(nb, parameters_for(results)) for name, nb in converted.items()}
     # The reproducibility chapter lists every notebook's parameters from this file.
     (staging / "book" / "generated" / "parameters.json").write_text(json.dumps(planned, indent=1))
     for name, params in planned.items():
-        _say(f"executing notebooks/{name}.ipynb")
-        execute(root, staging, name, params)
+        _say(f"executing notebooks/{name}")
+        execute(converted[name], params, staging, source_of(root, name).relative_to(root))
+        present(converted[name], params)
     timings["notebooks_s"] = time.monotonic() - t0
 
     t0 = time.monotonic()

@@ -9,10 +9,12 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES  # noqa: E402
 from jacbench.measure.targets import parse  # noqa: E402
-from jacbench.report.results import Results, loglog_slope, peak_bytes  # noqa: E402
+from jacbench.report.data import records  # noqa: E402
+from jacbench.report.queries import loglog_slope, where  # noqa: E402
 from jacbench.strategies import registry  # noqa: E402
 
 WIDTH = 7.0  # inches: a page-width figure in the book theme
@@ -76,8 +78,18 @@ def _label(row: dict) -> str:
     return f"{row['framework']}/{row['strategy']}"
 
 
-def _series(res: Results, framework: str, strategy: str, **where) -> list[dict]:
-    return res.select(framework=framework, strategy=strategy, **where)
+def _gbm(df: pd.DataFrame, **conditions) -> list[dict]:
+    """GBM Jacobian rows (strategies and simulations) as records, by framework, strategy, N."""
+    rows = where(df, **{"problem": "gbm", "target": ("strategy", "simulation"), **conditions})
+    return records(rows.sort_values(["framework", "strategy", "paths"]))
+
+
+def _series(df: pd.DataFrame, framework: str, strategy: str, **conditions) -> list[dict]:
+    return _gbm(df, framework=framework, strategy=strategy, **conditions)
+
+
+def _mib(row: dict) -> float:
+    return row["peak"] / 2**20 if row.get("peak") is not None else np.nan
 
 
 def _strategy_colours(names: list[str]) -> dict[str, tuple]:
@@ -86,7 +98,7 @@ def _strategy_colours(names: list[str]) -> dict[str, tuple]:
 
 
 def scaling(
-    res: Results,
+    df: pd.DataFrame,
     framework: str,
     metric: str = "time",
     strategies: list[str] | None = None,
@@ -105,19 +117,19 @@ def scaling(
     if ax is None:
         _, ax = plt.subplots()
     names = strategies or sorted(
-        {r["strategy"] for r in res.select(framework=framework, dtype=dtype, allocator=allocator)}
+        {r["strategy"] for r in _gbm(df, framework=framework, dtype=dtype, allocator=allocator)}
     )
     colours = _strategy_colours(names)
     failed_seen = set()
     for name in names:
-        rows = _series(res, framework, name, dtype=dtype, allocator=allocator)
+        rows = _series(df, framework, name, dtype=dtype, allocator=allocator)
         ok = [r for r in rows if r["status"] == "ok"]
         bad = [r for r in rows if r["status"] != "ok"]
         if not rows:
             continue
         mode = registry.get(framework, name).mode if ":" not in name else "none"
         xs = [r["paths"] for r in ok]
-        ys = [r["warm_median_s"] if metric == "time" else peak_bytes(r) / 2**20 for r in ok]
+        ys = [r["warm_median_s"] if metric == "time" else _mib(r) for r in ok]
         fit = [(x, y) for x, y in zip(xs, ys, strict=True) if x >= fit_from]
         slope = loglog_slope([p[0] for p in fit], [p[1] for p in fit])
         label = name + (f" (slope {slope:.2f})" if slope is not None else "")
@@ -138,7 +150,7 @@ def scaling(
         ax.set_ylabel("warm median time (s)")
     else:
         ax.set_ylabel("peak resident memory (MiB)")
-        caps = {r["mem_cap"] for r in res.select(framework=framework) if r["mem_cap"]}
+        caps = {r["mem_cap"] for r in _gbm(df, framework=framework) if r["mem_cap"]}
         for cap in caps:
             ax.axhline(cap / 2**20, color="black", lw=0.8, ls=":", zorder=0)
             ax.annotate("memory cap", (ax.get_xlim()[0], cap / 2**20), fontsize=8,
@@ -170,30 +182,30 @@ def _failure_legend(ax, failed_seen, outside: bool = True) -> None:
         ax.legend(handles, labels, loc="upper left", frameon=False)
 
 
-def scaling_grid(res: Results, metric: str = "time", frameworks=None, **kw):
+def scaling_grid(df: pd.DataFrame, metric: str = "time", frameworks=None, **kw):
     """One panel per framework, stacked so each stays readable at page width."""
     style()
-    frameworks = frameworks or [f for f in registry.FRAMEWORKS if res.select(framework=f)]
+    frameworks = frameworks or [f for f in registry.FRAMEWORKS if _gbm(df, framework=f)]
     fig, axes = plt.subplots(len(frameworks), 1, figsize=(WIDTH, 3.6 * len(frameworks)))
     axes = np.atleast_1d(axes)
     for ax, fw in zip(axes, frameworks, strict=True):
-        scaling(res, fw, metric=metric, ax=ax, **kw)
+        scaling(df, fw, metric=metric, ax=ax, **kw)
     return fig
 
 
-def memory_vs_model(res: Results, keys: list[tuple[str, str]], dtype: str = "float32"):
+def memory_vs_model(df: pd.DataFrame, keys: list[tuple[str, str]], dtype: str = "float32"):
     """Measured absolute peak against the memory model's prediction, per strategy and N."""
     style()
     fig, ax = plt.subplots()
     colours = _strategy_colours([f"{f}/{n}" for f, n in keys])
     lo, hi = np.inf, 0.0
     for fw, name in keys:
-        rows = [r for r in res.select(framework=fw, strategy=name, dtype=dtype, allocator="glibc")]
+        rows = _gbm(df, framework=fw, strategy=name, dtype=dtype, allocator="glibc")
         model = registry.get(fw, name).memory
         for r in rows:
             pred = model.peak(fw, r["paths"], r["steps"], dtype, r["chunk_size"]) / 2**20
             if r["status"] == "ok":
-                meas = peak_bytes(r) / 2**20
+                meas = _mib(r)
                 ax.scatter([pred], [meas], color=colours[f"{fw}/{name}"], s=25)
             else:
                 meas = (r["mem_cap"] or 0) / 2**20
@@ -213,14 +225,10 @@ def memory_vs_model(res: Results, keys: list[tuple[str, str]], dtype: str = "flo
     return fig
 
 
-def cold_warm(res: Results, paths: int, dtype: str = "float32"):
+def cold_warm(df: pd.DataFrame, paths: int, dtype: str = "float32"):
     """Cold (first call, tracing and compilation) and warm time per strategy at one N."""
     style()
-    rows = [
-        r
-        for r in res.select(paths=paths, dtype=dtype, allocator="glibc", status="ok")
-        if r["target"] == "strategy"
-    ]
+    rows = _gbm(df, paths=paths, dtype=dtype, allocator="glibc", status="ok", target="strategy")
     rows.sort(key=lambda r: r["warm_median_s"])
     fig, ax = plt.subplots(figsize=(WIDTH, 0.22 * len(rows) + 1.2))
     y = np.arange(len(rows))
@@ -236,7 +244,7 @@ def cold_warm(res: Results, paths: int, dtype: str = "float32"):
     return fig
 
 
-def allocator_effect(res: Results, strategies: list[tuple[str, str]], paths: int):
+def allocator_effect(df: pd.DataFrame, strategies: list[tuple[str, str]], paths: int):
     """Peak memory and warm time of looping strategies under each allocator."""
     style()
     allocs = ["glibc", "glibc-mmap", "jemalloc"]
@@ -245,8 +253,9 @@ def allocator_effect(res: Results, strategies: list[tuple[str, str]], paths: int
     for i, alloc in enumerate(allocs):
         mems, times = [], []
         for fw, name in strategies:
-            r = res.one(framework=fw, strategy=name, paths=paths, allocator=alloc, status="ok")
-            mems.append(peak_bytes(r) / 2**20 if r else np.nan)
+            found = _gbm(df, framework=fw, strategy=name, paths=paths, allocator=alloc, status="ok")
+            r = found[0] if found else None
+            mems.append(_mib(r) if r else np.nan)
             times.append(r["warm_median_s"] if r else np.nan)
         x = np.arange(len(strategies)) + (i - 1) * width
         a1.bar(x, mems, width, label=alloc)
@@ -261,21 +270,15 @@ def allocator_effect(res: Results, strategies: list[tuple[str, str]], paths: int
     return fig
 
 
-def tradeoff(res: Results, paths: int, dtype: str = "float32"):
+def tradeoff(df: pd.DataFrame, paths: int, dtype: str = "float32"):
     """Warm time against memory beyond the inputs for every strategy at one N."""
-    from jacbench.report.results import peak_over_inputs
-
     style()
     fig, ax = plt.subplots()
-    rows = [
-        r
-        for r in res.select(paths=paths, dtype=dtype, allocator="glibc", status="ok")
-        if r["target"] == "strategy"
-    ]
+    rows = _gbm(df, paths=paths, dtype=dtype, allocator="glibc", status="ok", target="strategy")
     for r in rows:
         mode = registry.get(r["framework"], r["strategy"]).mode
         marker = {"forward": "^", "reverse": "o", "none": "s"}[mode]
-        x, y = max(peak_over_inputs(r), 2**20) / 2**20, r["warm_median_s"]
+        x, y = max(r["peak_over_inputs"] or 0, 2**20) / 2**20, r["warm_median_s"]
         ax.scatter([x], [y], marker=marker, color=FRAMEWORK_COLOURS[r["framework"]], s=30)
         ax.annotate(r["strategy"], (x, y), fontsize=6, xytext=(3, 2), textcoords="offset points")
     for fw, colour in FRAMEWORK_COLOURS.items():
@@ -293,7 +296,7 @@ def tradeoff(res: Results, paths: int, dtype: str = "float32"):
 # --- the wide chapter: moments Jacobians, Hessians, the tall-to-wide crossover ----------------
 
 
-def wide_scaling(res: Results, rows_of, title: str, frameworks=AD_FRAMEWORKS,
+def wide_scaling(rows_of, title: str, frameworks=AD_FRAMEWORKS,
                  reference: list[dict] | None = None):  # fmt: skip
     """Warm time against n, one panel per framework, for the rows ``rows_of(framework)``
     returns (all sizes of one kind of method); failures drawn at the timeout or, when skipped

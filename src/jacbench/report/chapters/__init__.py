@@ -11,7 +11,6 @@ from jacbench.report.chapters.gbm import gbm_comparison
 from jacbench.report.chapters.modes import modes
 from jacbench.report.chapters.question import question
 from jacbench.report.chapters.recommend import recommend
-from jacbench.report.chapters.reproduce import reproduce
 from jacbench.report.chapters.vectorized import vectorized
 from jacbench.report.chapters.wide import wide
 
@@ -23,7 +22,6 @@ __all__ = [
     "modes",
     "question",
     "recommend",
-    "reproduce",
     "vectorized",
     "wide",
 ]

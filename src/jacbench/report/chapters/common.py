@@ -10,6 +10,13 @@ from jacbench.report.results import Results
 NOT_MEASURED = "not measured in this profile"
 
 
+def frame(res: Results):
+    """The results as a DataFrame, for the figures (until the chapter is a notebook)."""
+    from jacbench.report.data import load
+
+    return load(res.path)
+
+
 def _ok_strategies(res: Results, framework: str, paths: int, **where) -> list[dict]:
     return [
         r

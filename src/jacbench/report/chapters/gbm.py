@@ -9,7 +9,7 @@ import numpy as np
 from jacbench.constants import FRAMEWORKS
 from jacbench.problems import gbm
 from jacbench.report import figures
-from jacbench.report.chapters.common import NOT_MEASURED, _base, _ratio, best, largest_common
+from jacbench.report.chapters.common import NOT_MEASURED, _base, _ratio, best, frame, largest_common
 from jacbench.report.figures import FRAMEWORK_NAMES
 from jacbench.report.publish import Section, markdown_table
 from jacbench.report.results import (
@@ -53,9 +53,13 @@ def gbm_comparison(res: Results, question_paths: int, focus_paths: int) -> Secti
     sec.value("sqrt_steps", f"{np.sqrt(p.steps):.1f}")
 
     # Scaling of time and memory.
-    sec.figures["time"] = figures.scaling_grid(res, metric="time", frameworks=list(FRAMEWORKS))
-    sec.figures["memory"] = figures.scaling_grid(res, metric="memory", frameworks=list(FRAMEWORKS))
-    sec.figures["cold-warm"] = figures.cold_warm(res, focus_paths)
+    sec.figures["time"] = figures.scaling_grid(
+        frame(res), metric="time", frameworks=list(FRAMEWORKS)
+    )
+    sec.figures["memory"] = figures.scaling_grid(
+        frame(res), metric="memory", frameworks=list(FRAMEWORKS)
+    )
+    sec.figures["cold-warm"] = figures.cold_warm(frame(res), focus_paths)
 
     # Slopes of the efficient strategies, and cost relative to the simulation at the largest N.
     ratio_rows = []
@@ -158,7 +162,7 @@ def gbm_comparison(res: Results, question_paths: int, focus_paths: int) -> Secti
     alloc_rows = res.select(framework="torch", allocator=("glibc-mmap", "jemalloc"))
     if alloc_rows:
         n_alloc = max(r["paths"] for r in alloc_rows)
-        sec.figures["allocator"] = figures.allocator_effect(res, loops, n_alloc)
+        sec.figures["allocator"] = figures.allocator_effect(frame(res), loops, n_alloc)
         arows = []
         for fw, name in loops:
             for alloc in ("glibc", "glibc-mmap", "jemalloc"):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jacbench.report import figures
-from jacbench.report.chapters.common import NOT_MEASURED, _base
+from jacbench.report.chapters.common import NOT_MEASURED, _base, frame
 from jacbench.report.figures import FRAMEWORK_NAMES
 from jacbench.report.publish import Section, markdown_table
 from jacbench.report.results import Results, fmt_bytes, loglog_slope, outcome, peak_over_inputs
@@ -35,11 +35,11 @@ def vectorized(res: Results, question_paths: int, focus_paths: int) -> Section:
     sec = Section()
     for fw, names in REVERSE_FAMILY.items():
         sec.figures[f"memory-{fw}"] = figures.scaling(
-            res, fw, metric="memory", strategies=names
+            frame(res), fw, metric="memory", strategies=names
         ).figure
     keys = [(fw, n) for fw, names in REVERSE_FAMILY.items() for n in names]
-    sec.figures["model"] = figures.memory_vs_model(res, keys)
-    sec.figures["tradeoff"] = figures.tradeoff(res, focus_paths)
+    sec.figures["model"] = figures.memory_vs_model(frame(res), keys)
+    sec.figures["tradeoff"] = figures.tradeoff(frame(res), focus_paths)
 
     pfor = registry.get("tensorflow", "tape-jacobian-pfor")
     a = (52 + 1) * question_paths * 4

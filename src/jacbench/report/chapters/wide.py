@@ -223,13 +223,12 @@ def wide(res: Results, crossover_rows: list[dict], question_inputs: int = 100_00
     if crossover_rows:
         sec.figures["crossover"] = figures.crossover(crossover_rows, aspects)
     sec.figures["jacobian-time"] = figures.wide_scaling(
-        res,
         lambda fw: [r for r in _wide(res, framework=fw) if r["target"] == "strategy"],
         "the 3 × n Jacobian",
         reference=_wide(res, framework="numpy", strategy="analytic"),
     )
     sec.figures["hessian-time"] = figures.wide_scaling(
-        res, lambda fw: [r for r in _wide(res, framework=fw) if r["target"] == "second"],
+        lambda fw: [r for r in _wide(res, framework=fw) if r["target"] == "second"],
         "Hessians and Hessian-vector products",
     )  # fmt: skip
     return sec

@@ -1,0 +1,67 @@
+"""How numbers read in the book: times, bytes, ratios, and what became of a case."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+NOT_MEASURED = "not measured in this profile"
+
+
+def _missing(x) -> bool:
+    return x is None or bool(pd.isna(x))
+
+
+def time(seconds) -> str:
+    """'340 µs', '12.5 ms', '3.21 s'; '–' where there is no time."""
+    if _missing(seconds):
+        return "–"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.0f} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds:.2f} s"
+
+
+def size(n) -> str:
+    """Bytes in binary units: '1.6 GiB'; '–' where there is no figure."""
+    if _missing(n):
+        return "–"
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def count(n) -> str:
+    """An integer with thousands separators: '10,000'."""
+    return "–" if _missing(n) else f"{int(n):,}"
+
+
+def times(x, digits: int = 1) -> str:
+    """A ratio: '2.1×'; '–' where there is none."""
+    return "–" if _missing(x) else f"{x:.{digits}f}×"
+
+
+def ratio_with_spread(row: pd.Series | None, digits: int = 2) -> str:
+    """'2.10× [1.95–2.30]': a strategy's time over its simulation's, measured side by side,
+    with its spread (see measure.store); '–' where it was not measured."""
+    if row is None or row["status"] != "ok" or _missing(row["ratio_median"]):
+        return "–"
+    lo, hi = row["ratio_lo"], row["ratio_hi"]
+    return f"{row['ratio_median']:.{digits}f}× [{lo:.{digits}f}–{hi:.{digits}f}]"
+
+
+def outcome(row: pd.Series | None) -> str:
+    """A short phrase for a row: its warm time if ok, else what stopped it."""
+    if row is None:
+        return NOT_MEASURED
+    status = row["status"]
+    if status == "ok":
+        return time(row["warm_median_s"])
+    if status == "skipped-predicted":
+        return f"skipped (needs {size(row['predicted_peak'])})"
+    if status == "memory-cap":
+        return f"memory cap ({size(row['mem_cap'])})"
+    if status == "timeout":
+        return f"timeout ({row['timeout']:.0f} s)"
+    return "error"

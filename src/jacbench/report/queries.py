@@ -1,0 +1,129 @@
+"""Questions the chapters ask of a results DataFrame (see report.data), answered once.
+
+Every query takes the DataFrame that ``data.load`` returns and leaves it unchanged. A query
+for one row returns a ``pandas.Series`` or None where no row answers it; chapters say "not
+measured in this profile" for None rather than fail, because a profile (or a reader's own
+sweep) may leave any case out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from jacbench.measure.targets import SimulationTarget, parse
+
+# The conditions the chapters compare strategies under unless they say otherwise.
+BASE = {"dtype": "float32", "allocator": "glibc"}
+
+
+def where(df: pd.DataFrame, **conditions) -> pd.DataFrame:
+    """Rows whose columns equal the given values (a tuple, list or set means any of them)."""
+    mask = pd.Series(True, index=df.index)
+    for column, value in conditions.items():
+        if isinstance(value, tuple | list | set):
+            mask &= df[column].isin(list(value)).fillna(False).astype(bool)
+        else:
+            mask &= (df[column] == value).fillna(False).astype(bool)
+    return df[mask]
+
+
+def gbm(df: pd.DataFrame, target: str | tuple = "strategy", **conditions) -> pd.DataFrame:
+    """The GBM Jacobian rows of one kind of target (strategies by default; "simulation" for
+    the baselines), under the base conditions unless others are given, sorted by framework,
+    strategy and N."""
+    rows = where(df, problem="gbm", target=target, **{**BASE, **conditions})
+    return rows.sort_values(["framework", "strategy", "paths"])
+
+
+def wide(df: pd.DataFrame, problem: str = "moments", **conditions) -> pd.DataFrame:
+    """Rows of a moments problem (Jacobians and second-order methods), by size."""
+    rows = where(df, problem=problem, **{**BASE, **conditions})
+    return rows.sort_values(["framework", "strategy", "inputs", "batch", "paths"])
+
+
+def second_order(df: pd.DataFrame, problem: str, **conditions) -> pd.DataFrame:
+    """The second-order methods' rows of a problem (GBM Greeks, moments Hessians)."""
+    return where(df, problem=problem, target="second", **{**BASE, **conditions}).sort_values(
+        ["framework", "strategy", "inputs", "batch", "paths"]
+    )
+
+
+def _first(rows: pd.DataFrame) -> pd.Series | None:
+    return rows.iloc[0] if len(rows) else None
+
+
+def one(df: pd.DataFrame, **conditions) -> pd.Series | None:
+    """The first row that meets the conditions, or None."""
+    return _first(where(df, **conditions))
+
+
+def best(
+    df: pd.DataFrame, framework: str, paths: int, exclude: tuple = ("question",)
+) -> pd.Series | None:
+    """The fastest correct strategy of a framework at N (warm median), the question's program
+    left out unless exclude is emptied."""
+    rows = gbm(df, framework=framework, paths=paths, status="ok")
+    rows = rows[~rows["strategy"].isin(list(exclude))]
+    return _first(rows.sort_values("warm_median_s", kind="stable"))
+
+
+def simulation(df: pd.DataFrame, framework: str, execution: str, paths: int) -> pd.Series | None:
+    """The simulation baseline's own row (its time and memory) in one execution mode."""
+    name = SimulationTarget(framework, execution).text
+    return one(gbm(df, "simulation"), framework=framework, strategy=name, paths=paths, status="ok")
+
+
+def simulation_of(df: pd.DataFrame, row: pd.Series) -> pd.Series | None:
+    """The simulation a strategy's row is compared with: same framework, execution mode, N."""
+    execution = parse(row["framework"], row["strategy"]).record.execution
+    return simulation(df, row["framework"], execution, int(row["paths"]))
+
+
+def ratio(row: pd.Series | None) -> float | None:
+    """A strategy's time over its simulation's in the same execution mode, from calls timed
+    side by side in the same workers (None if the row failed or the ratio was not measured)."""
+    if row is None or row["status"] != "ok" or pd.isna(row["ratio_median"]):
+        return None
+    return float(row["ratio_median"])
+
+
+def largest_common(df: pd.DataFrame, framework: str, strategies: list[str]) -> int | None:
+    """The largest N at which every named strategy of a framework ran correctly."""
+    sizes = None
+    for name in strategies:
+        ok = set(gbm(df, framework=framework, strategy=name, status="ok")["paths"].astype(int))
+        sizes = ok if sizes is None else sizes & ok
+    return max(sizes) if sizes else None
+
+
+def largest_ok(df: pd.DataFrame, framework: str, strategy: str) -> pd.Series | None:
+    """A strategy's row at the largest N it ran correctly."""
+    rows = gbm(df, framework=framework, strategy=strategy, status="ok")
+    return rows.iloc[-1] if len(rows) else None
+
+
+def loglog_slope(xs, ys) -> float | None:
+    """Least-squares slope of log y against log x over positive pairs (None with fewer than two
+    distinct x)."""
+    pts = [
+        (float(x), float(y))
+        for x, y in zip(xs, ys, strict=True)
+        if pd.notna(x) and pd.notna(y) and x > 0 and y > 0
+    ]
+    if len({x for x, _ in pts}) < 2:
+        return None
+    return float(np.polyfit(np.log([p[0] for p in pts]), np.log([p[1] for p in pts]), 1)[0])
+
+
+def short_name(row: pd.Series) -> str:
+    """The row's strategy or method by its own name (no kind prefix)."""
+    return parse(row["framework"], row["strategy"]).name
+
+
+def kind_of(row: pd.Series) -> str:
+    """'forward mode', 'reverse mode', or a second-order method's kind."""
+    target = parse(row["framework"], row["strategy"])
+    if target.kind == "second":
+        return target.record.kind
+    return target.record.mode + " mode"

@@ -1,0 +1,63 @@
+"""What a chapter notebook's cells hand to the book: glued text, tables and figures.
+
+``text(key, value)`` glues a value for ``{glue:text}`key``` in the same notebook's prose;
+``table(df)`` is a DataFrame as the book shows it (no index, names in code type); ``figure(fig)``
+displays a matplotlib figure once, as a PNG, and closes it.
+"""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+
+
+class Text(str):
+    """A string whose plain-text form is itself, not its quoted repr: what {glue:text} pastes."""
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(str(self))
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def text(key: str, value) -> Text:
+    """Glue value (as text) under key for the notebook's prose; returns the text."""
+    from myst_nb import glue
+
+    value = Text(value)
+    glue(key, value, display=False)
+    return value
+
+
+def code(name) -> str:
+    """A name in code type inside a table cell."""
+    return f"<code>{html.escape(str(name))}</code>"
+
+
+def table(df: pd.DataFrame, code_columns: tuple[str, ...] = ()):
+    """The DataFrame as the book shows a table: no index, the named columns in code type, every
+    other cell as text (escaped)."""
+    shown = df.copy()
+    for column in shown.columns:
+        if column in code_columns:
+            shown[column] = [code(v) if v not in ("", "–") else v for v in shown[column]]
+        else:
+            shown[column] = [html.escape(str(v)) for v in shown[column]]
+    shown.columns = [html.escape(str(c)) for c in shown.columns]
+    return shown.style.hide(axis="index").set_table_attributes('class="dataframe"')
+
+
+def figure(fig, dpi: int = 110) -> None:
+    """Display a matplotlib figure once, as a PNG (figures.py draws with Agg, which has no
+    display of its own), and close it."""
+    import io
+
+    import matplotlib.pyplot as plt
+    from IPython.display import Image, display
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    display(Image(data=buf.getvalue(), format="png"))
