@@ -72,7 +72,6 @@ def parameters_for(results: Path) -> dict:
     return {
         "results": str(results),
         "crossover": str(crossover.path_for(results)),
-        "figures": "book/generated",
     }
 
 
@@ -226,7 +225,11 @@ def run_notebook(name: str, pairs: list[list[str]] | None, out: Path | None = No
     if out.suffix != ".ipynb":
         raise UsageError(f"{out} should end in .ipynb")
     nb = convert(source_of(root, name), out)
-    params = parse_parameters(pairs, papermill.inspect_notebook(str(nb)))
+    names = papermill.inspect_notebook(str(nb))
+    params = parse_parameters(pairs, names)
+    if "results" in params and "crossover" in names and "crossover" not in params:
+        # The crossover rows lie beside the results they were measured with.
+        params["crossover"] = str(crossover.path_for(Path(str(params["results"]))))
     for key in ("results", "crossover"):
         if key in params:
             if key == "results":

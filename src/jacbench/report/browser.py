@@ -69,8 +69,8 @@ __all__ = [
     "visit",
 ]
 
-# The GBM chapter and the image file of its main figure.
-MAIN_FIGURE = ("book/04-gbm", "04-time.png")
+# The GBM chapter and the label (HTML id) of its main figure.
+MAIN_FIGURE = ("notebooks/04-gbm", "fig-time")
 
 
 _OVERFLOW = """
@@ -105,7 +105,7 @@ def screenshots(
 ) -> tuple[list[Path], list[str]]:
     """The landing page and the main figure at each width: (the PNGs saved, problems)."""
     out.mkdir(parents=True, exist_ok=True)
-    docname, image = MAIN_FIGURE
+    docname, label = MAIN_FIGURE
     saved: list[Path] = []
     problems: list[str] = []
     with serve(html) as base, browser(executable) as context:
@@ -115,12 +115,12 @@ def screenshots(
             page.screenshot(path=str(saved[-1]), full_page=True)
             page.close()
             _, page = open_page(context, f"{base}{docname}.html", size)
-            img = page.locator(f'img[src$="{image}"]').first
+            figure = page.locator(f"#{label}").first
+            img = figure.locator("img").first
             if img.count() == 0:
-                problems.append(f"{docname}.html: no image {image}")
+                problems.append(f"{docname}.html: no figure {label} with an image")
                 page.close()
                 continue
-            figure = page.locator(f'figure:has(img[src$="{image}"])').first
             # A clip of the whole page, not an element shot: scrolling to a figure taller than
             # the viewport would paint the sticky header over it.
             clip = (figure if figure.count() else img).evaluate(_PAGE_BOX)
@@ -129,7 +129,7 @@ def screenshots(
             box = img.evaluate(_OVERFLOW)
             if (box["right"] > box["viewport"] + 0.5 or box["left"] < -0.5) and not box["scroller"]:
                 problems.append(
-                    f"{docname}.html at {size[0]} px: the figure {image} is {box['width']:.0f} px "
+                    f"{docname}.html at {size[0]} px: the figure {label} is {box['width']:.0f} px "
                     f"wide in a {box['viewport']} px viewport, with no scroll container"
                 )
             page.close()

@@ -121,12 +121,14 @@ def scaling(
     )
     colours = _strategy_colours(names)
     failed_seen = set()
+    drawn = False
     for name in names:
         rows = _series(df, framework, name, dtype=dtype, allocator=allocator)
         ok = [r for r in rows if r["status"] == "ok"]
         bad = [r for r in rows if r["status"] != "ok"]
         if not rows:
             continue
+        drawn = True
         mode = registry.get(framework, name).mode if ":" not in name else "none"
         xs = [r["paths"] for r in ok]
         ys = [r["warm_median_s"] if metric == "time" else _mib(r) for r in ok]
@@ -144,6 +146,8 @@ def scaling(
                        edgecolors="black", linewidths=0.6,
                        label=f"{name}: {word}" if first else None)  # fmt: skip
             failed_seen.add((name, word))
+    if not drawn:
+        ax.text(0.5, 0.5, "not measured in this profile", ha="center", transform=ax.transAxes)
     log_axes(ax)
     ax.set_xlabel("paths N")
     if metric == "time":
@@ -217,7 +221,9 @@ def memory_vs_model(df: pd.DataFrame, keys: list[tuple[str, str]], dtype: str = 
         line = np.array([lo / 1.5, hi * 1.5])
         ax.plot(line, line, color="black", lw=0.8, label="prediction = measurement")
         ax.fill_between(line, line / 2, line * 2, color="grey", alpha=0.15, label="within 2×")
-    log_axes(ax)
+        log_axes(ax)
+    else:
+        ax.text(0.5, 0.5, "not measured in this profile", ha="center", transform=ax.transAxes)
     ax.set_xlabel("predicted peak (MiB)")
     ax.set_ylabel("measured peak (MiB); failed cases at the cap")
     ax.set_title("Memory model against measurement")
@@ -237,9 +243,12 @@ def cold_warm(df: pd.DataFrame, paths: int, dtype: str = "float32"):
     ax.barh(y + 0.2, [r["warm_median_s"] for r in rows], height=0.4, label="warm (median)",
             color=[FRAMEWORK_COLOURS[r["framework"]] for r in rows])  # fmt: skip
     ax.set_yticks(y, [_label(r) for r in rows], fontsize=7)
-    log_axes(ax, y=False)
     ax.set_xlabel("time (s)")
     ax.set_title(f"Cold and warm time at N = {paths:,}")
+    if not rows:
+        ax.text(0.5, 0.5, "not measured in this profile", ha="center", transform=ax.transAxes)
+        return fig
+    log_axes(ax, y=False)
     ax.legend(loc="lower right")
     return fig
 
@@ -285,7 +294,10 @@ def tradeoff(df: pd.DataFrame, paths: int, dtype: str = "float32"):
         ax.scatter([], [], color=colour, label=fw)
     for mode, marker in (("forward", "^"), ("reverse", "o"), ("none", "s")):
         ax.scatter([], [], marker=marker, color="grey", label=f"{mode} mode")
-    log_axes(ax)
+    if rows:
+        log_axes(ax)
+    else:
+        ax.text(0.5, 0.5, "not measured in this profile", ha="center", transform=ax.transAxes)
     ax.set_xlabel("peak memory beyond the inputs (MiB)")
     ax.set_ylabel("warm median time (s)")
     ax.set_title(f"Time against memory, every strategy at N = {paths:,}")
@@ -328,16 +340,16 @@ def wide_scaling(rows_of, title: str, frameworks=AD_FRAMEWORKS,
                            color=colours[name], edgecolors="black", linewidths=0.6,
                            label=f"{short}: {word}" if first else None)  # fmt: skip
                 failed_seen.add((name, word))
+        ax.set_title(f"{FRAMEWORK_NAMES[fw]}: {title}")
+        if not rows:
+            ax.text(0.5, 0.5, "not measured in this profile", ha="center", transform=ax.transAxes)
+            continue
         ref = [r for r in reference or [] if r["status"] == "ok"]
         if ref:
             ax.plot([r["inputs"] for r in ref], [r["warm_median_s"] for r in ref], ":",
                     color="black", marker=".", label="closed form (numpy)")  # fmt: skip
-        if not rows:
-            ax.text(0.5, 0.5, "not measured in this profile", ha="center", transform=ax.transAxes)
-            continue
         log_axes(ax)
         ax.set_ylabel("warm median time (s)")
-        ax.set_title(f"{FRAMEWORK_NAMES[fw]}: {title}")
         _failure_legend(ax, failed_seen, outside=True)
     np.atleast_1d(axes)[-1].set_xlabel("inputs n")
     return fig

@@ -20,7 +20,7 @@ from jacbench.report.chromium import TIMEOUT_MS, Visit, browser, serve, visit
 # Folders of a Sphinx build that hold assets, not pages.
 ASSET_DIRS = ("_static", "_sources", "_images", "_downloads")
 # Queries the search page must answer with a given page (docname).
-SEARCHES = {"pfor": "book/04-gbm"}
+SEARCHES = {"pfor": "notebooks/04-gbm"}
 GLUE_TEXT = re.compile(r"\{glue:text\}`")
 
 

@@ -12,21 +12,16 @@ import html
 import pandas as pd
 
 
-class Text(str):
-    """A string whose plain-text form is itself, not its quoted repr: what {glue:text} pastes."""
+def text(key: str, value) -> str:
+    """Glue value, as text, under key for the notebook's prose; returns the text.
 
-    def _repr_pretty_(self, p, cycle) -> None:
-        p.text(str(self))
-
-    def __repr__(self) -> str:
-        return str(self)
-
-
-def text(key: str, value) -> Text:
-    """Glue value (as text) under key for the notebook's prose; returns the text."""
+    Always a str: {glue:text} reads the glued plain-text form back with literal_eval, so a
+    str's quoted repr comes back exactly ("10,000", "0.0e+00"), where an unquoted one would be
+    read as a tuple or a float.
+    """
     from myst_nb import glue
 
-    value = Text(value)
+    value = str(value)
     glue(key, value, display=False)
     return value
 

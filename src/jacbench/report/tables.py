@@ -1,43 +1,50 @@
-"""Tables the command line prints: a results file at one N, and the crossover's verdicts."""
+"""Tables the command line prints (Markdown, for a terminal or an issue): a results file at
+one N, and the crossover's verdicts. The book's tables are DataFrames made in its notebooks."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from jacbench.errors import UsageError
 from jacbench.measure import crossover
-from jacbench.report.publish import markdown_table
-from jacbench.report.results import (
-    Results,
-    fmt_bytes,
-    fmt_time,
-    peak_bytes,
-    peak_over_inputs,
-    ratio_text,
-)
+from jacbench.report import data, queries
+from jacbench.report.formats import ratio_with_spread, size, time
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown pipe table."""
+    esc = [[str(c).replace("|", "\\|") for c in r] for r in [header, *rows]]
+    lines = ["| " + " | ".join(esc[0]) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in esc[1:]]
+    return "\n".join(lines) + "\n"
 
 
 def results_table(path: str | Path, paths: int, allocator: str = "glibc") -> str:
     """Every GBM row of a results file at N paths, as a Markdown table."""
-    res = Results.load(path)
-    rows = res.select(paths=paths, allocator=allocator)
-    if not rows:
+    df = data.load(path)
+    rows = queries.where(
+        df, problem="gbm", target=("strategy", "simulation"), paths=paths, allocator=allocator
+    ).sort_values(["framework", "strategy", "dtype"])
+    if rows.empty:
         raise UsageError(f"no rows at N={paths} under {allocator} in {path}")
     out = []
-    for r in rows:
+    for _, r in rows.iterrows():
         ok = r["status"] == "ok"
+        message = "" if pd.isna(r["message"]) else r["message"]
         out.append(
             [
                 r["framework"],
                 r["strategy"],
                 r["dtype"],
-                r["status"] if ok else f"{r['status']}: {(r['message'] or '')[:70]}",
-                fmt_time(r["cold_s"]) if ok else "–",
-                fmt_time(r["warm_median_s"]) if ok else "–",
-                ratio_text(r),
-                fmt_bytes(peak_bytes(r)) if ok else "–",
-                fmt_bytes(peak_over_inputs(r)) if ok else "–",
-                f"{r['max_rel_error']:.1e}" if r.get("max_rel_error") is not None else "–",
+                r["status"] if ok else f"{r['status']}: {message[:70]}",
+                time(r["cold_s"]) if ok else "–",
+                time(r["warm_median_s"]) if ok else "–",
+                ratio_with_spread(r),
+                size(r["peak"]) if ok else "–",
+                size(r["peak_over_inputs"]) if ok else "–",
+                f"{r['max_rel_error']:.1e}" if pd.notna(r["max_rel_error"]) else "–",
             ]
         )
     header = ["framework", "strategy", "dtype", "status", "cold", "warm median",
@@ -56,8 +63,8 @@ def crossover_report(frameworks: list[str], out: Path | None = None, **settings)
         table.append(
             [r["framework"], r["mode"], f"{r['outputs']} x {r['inputs']}",
              r["status"] if ok else f"{r['status']}: {(r['message'] or '')[:60]}",
-             fmt_time(r["warm_median_s"]) if ok else "–",
-             f"{fmt_time(r['warm_min_s'])}–{fmt_time(r['warm_max_s'])}" if ok else "–",
+             time(r["warm_median_s"]) if ok else "–",
+             f"{time(r['warm_min_s'])}–{time(r['warm_max_s'])}" if ok else "–",
              f"{r['max_rel_error']:.1e}" if r["max_rel_error"] is not None else "–"]
         )  # fmt: skip
     header = ["framework", "mode", "m x n", "status", "warm median", "warm min–max",

@@ -1,0 +1,141 @@
+"""The results loader and the queries the chapters share, on the committed 49-row fixture
+(rows of a real quick sweep: ok cases, one killed at its memory cap, cases skipped on the
+model's prediction, and TensorFlow at N = 10,000 with no ok row)."""
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from jacbench.constants import STATUSES
+from jacbench.errors import UsageError
+from jacbench.measure import store
+from jacbench.report import data, formats, queries
+
+FIXTURE = Path(__file__).parent / "data" / "results-small.csv"
+
+
+@pytest.fixture(scope="module")
+def df():
+    return data.load(FIXTURE)
+
+
+def test_every_column_has_its_declared_type(df):
+    assert list(df.columns[: len(store.COLUMNS)]) == store.COLUMNS
+    assert len(df) == 49
+    assert isinstance(df["status"].dtype, pd.CategoricalDtype)
+    assert list(df["status"].cat.categories) == list(STATUSES)
+    assert str(df["paths"].dtype) == "Int64" and str(df["warm_median_s"].dtype) == "float64"
+    assert str(df["hwm_reset"].dtype) == "boolean"
+    assert df.attrs["meta"]["cores"] and df.attrs["path"] == str(FIXTURE)
+    # The derived peaks: the larger phase peak, and that over the memory before the first call.
+    ok = df[df["status"] == "ok"]
+    assert (ok["peak"] == ok[["cold_peak", "warm_peak"]].max(axis=1)).all()
+    assert (ok["peak_over_inputs"] == (ok["peak"] - ok["cold_rss_before"]).clip(lower=0)).all()
+
+
+def test_a_file_that_is_not_a_results_file_is_refused(tmp_path):
+    foreign = tmp_path / "other.csv"
+    foreign.write_text("a,b\n1,2\n")
+    with pytest.raises(UsageError, match="not a jacbench results file"):
+        data.load(foreign)
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    assert data.load(empty).empty and "status" in data.load(empty).columns
+
+
+def test_records_hold_none_for_empty_cells(df):
+    rec = data.records(queries.where(df, framework="torch", strategy="question", paths=10_000))
+    assert len(rec) == 1 and rec[0]["status"] == "memory-cap"
+    assert rec[0]["warm_median_s"] is None and rec[0]["mem_cap"] == 4 * 2**30
+
+
+def test_best_is_the_fastest_ok_strategy_without_the_question(df):
+    rows = data.records(queries.gbm(df, framework="torch", paths=1000, status="ok"))
+    fastest = min(
+        (r for r in rows if r["strategy"] != "question"), key=lambda r: r["warm_median_s"]
+    )
+    best = queries.best(df, "torch", 1000)
+    assert best["strategy"] == fastest["strategy"]
+    assert best["warm_median_s"] == min(r["warm_median_s"] for r in rows)
+    # The question's program is left out unless asked for; a simulation is never a strategy.
+    others = [r["strategy"] for r in rows if r["strategy"] != "question"]
+    assert queries.best(df, "torch", 1000, exclude=others)["strategy"] == "question"
+    assert not queries.gbm(df).strategy.str.startswith("simulation:").any()
+
+
+def test_a_framework_with_no_ok_row_has_no_best(df):
+    tf = queries.gbm(df, framework="tensorflow", paths=10_000)
+    assert len(tf) == 1 and tf.iloc[0]["status"] == "skipped-predicted"
+    assert queries.best(df, "tensorflow", 10_000) is None
+    assert queries.best(df, "numpy", 123) is None
+
+
+def test_failed_and_skipped_cases_read_as_what_stopped_them(df):
+    capped = queries.one(df, framework="torch", strategy="question", paths=10_000)
+    skipped = queries.one(df, framework="tensorflow", strategy="question", paths=10_000)
+    assert formats.outcome(capped) == "memory cap (4.0 GiB)"
+    assert formats.outcome(skipped).startswith("skipped (needs ")
+    assert formats.outcome(skipped).endswith(formats.size(skipped["predicted_peak"]) + ")")
+    assert queries.ratio(capped) is None and formats.ratio_with_spread(capped) == "–"
+    assert formats.outcome(None) == formats.NOT_MEASURED
+
+
+def test_a_ratio_is_to_the_simulation_of_the_same_execution_mode(df):
+    for fw in ("torch", "tensorflow", "jax", "numpy"):
+        row = queries.best(df, fw, 1000)
+        sim = queries.simulation_of(df, row)
+        assert sim is not None and sim["paths"] == row["paths"] and sim["framework"] == fw
+        execution = sim["strategy"].removeprefix("simulation:")
+        assert queries.simulation(df, fw, execution, 1000)["key"] == sim["key"]
+        r = queries.ratio(row)
+        assert r == row["ratio_median"] and row["ratio_lo"] <= r <= row["ratio_hi"]
+        text = formats.ratio_with_spread(row)
+        assert text.startswith(f"{r:.2f}× [")
+
+
+def test_the_largest_size_where_all_named_strategies_ran(df):
+    assert queries.largest_common(df, "torch", ["jvp"]) == 100_000
+    assert queries.largest_common(df, "torch", ["jvp", "pathwise"]) == 10_000
+    assert queries.largest_common(df, "torch", ["jvp", "no-such-strategy"]) is None
+    assert queries.largest_ok(df, "torch", "jvp")["paths"] == 100_000
+
+
+def test_wide_and_second_order_rows(df):
+    hessians = queries.second_order(df, "moments", framework="jax")
+    assert set(hessians["status"]) == {"ok", "skipped-predicted"}
+    assert (hessians["target"] == "second").all()
+    assert (queries.wide(df, framework="jax")["problem"] == "moments").all()
+    row = hessians.iloc[0]
+    assert queries.short_name(row) == row["strategy"].removeprefix("second:")
+
+
+def test_loglog_slope_recovers_a_power_law():
+    xs = [1e3, 1e4, 1e5]
+    assert math.isclose(queries.loglog_slope(xs, [x**2 for x in xs]), 2.0)
+    assert math.isclose(queries.loglog_slope(xs, [3 * x**0.5 for x in xs]), 0.5)
+    assert queries.loglog_slope([1e3], [1.0]) is None
+    assert queries.loglog_slope([1e3, 1e4], [1.0, None]) is None
+
+
+def test_formats():
+    assert formats.time(3.2e-4) == "320 µs" and formats.time(0.0125) == "12.5 ms"
+    assert formats.time(3.214) == "3.21 s" and formats.time(float("nan")) == "–"
+    assert formats.size(1.6 * 2**30) == "1.6 GiB" and formats.size(None) == "–"
+    assert formats.count(10_000) == "10,000" and formats.times(2.06) == "2.1×"
+
+
+def test_glued_text_reads_back_exactly_as_written(monkeypatch):
+    """{glue:text} literal_evals the glued plain text: only a quoted str survives as written."""
+    from IPython.core.formatters import PlainTextFormatter
+    from myst_nb.core.variables import format_plain_text
+
+    from jacbench.report import show
+
+    glued = {}
+    monkeypatch.setattr("myst_nb.glue", lambda key, value, display: glued.update({key: value}))
+    for written in ("10,000", "1,234", "0.0e+00", "2.1×", "jvp"):
+        show.text("k", written)
+        plain = PlainTextFormatter()(glued["k"])
+        assert format_plain_text(plain, "") == written
