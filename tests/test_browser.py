@@ -139,6 +139,77 @@ def test_a_figure_wider_than_the_phone_is_reported(built, chapters, tmp_path):
     assert "no scroll container" in problems[0]
 
 
+def _table_problems(problems):
+    return [p for p in problems if re.search(r" at \d+ px: table \d+ ", p)]
+
+
+def test_tables_fit_a_laptop_and_scroll_in_their_own_box_on_a_phone(built, chapters):
+    out, _ = built
+    laptop, phone = browser.VIEWPORTS["laptop"], browser.VIEWPORTS["phone"]
+    problems, wide, narrow = [], [], []
+    with browser.serve(out / "html") as base, browser.browser() as context:
+        for docname in chapters.chapters:
+            _, tab = browser.open_page(context, f"{base}{docname}.html")
+            try:
+                problems += browser.check_tables(tab, f"{docname}.html")
+                wide.append(browser.measure_tables(tab, laptop))
+                narrow.append(browser.measure_tables(tab, phone))
+            finally:
+                tab.close()
+    assert problems == []
+    # The rule is tested, not passed vacuously: the chapters have tables, each within its
+    # column at the laptop's width (but an interactive one made to scroll), and some wider
+    # than the phone (they scroll in their own box there).
+    tables = [t for m in wide for t in m["tables"] if t["shown"] and not t["scrolling"]]
+    assert len(tables) >= 5
+    assert all(t["width"] <= t["area"]["width"] + 0.5 for t in tables)
+    assert any(t["width"] > m["viewport"] for m in narrow for t in m["tables"])
+
+
+def test_a_table_wider_than_the_column_is_reported(built, tmp_path):
+    out, _ = built
+    html = _copy_html(built, tmp_path)
+    page = html / f"{GBM_PAGE}.html"
+    text = page.read_text()
+    tables = [m.start() for m in re.finditer(r"<table[ >]", text)]
+    assert len(tables) >= 2
+    # One long unbreakable cell in the chapter's second table.
+    cell = re.compile(r"(<td[^>]*>)(.*?)(</td>)", flags=re.S)
+    start = tables[1]
+    text = text[:start] + cell.sub(r"\g<1>" + "x" * 150 + r"\g<3>", text[start:], count=1)
+    page.write_text(text)
+    problems = browser.check_html(html, out / "src", only=[f"{GBM_PAGE}.html"], searches={})
+    laptop = browser.VIEWPORTS["laptop"][0]
+    assert len(_table_problems(problems)) == 1, problems
+    line = _table_problems(problems)[0]
+    match = re.fullmatch(
+        rf"{GBM_PAGE}\.html at {laptop} px: table 2 is (\d+) px wide in a (\d+) px column", line
+    )
+    assert match, line
+    assert int(match.group(1)) > int(match.group(2))
+    # On the phone the same table scrolls inside its own box: no problem there.
+    assert problems == [line]
+
+
+def test_a_table_that_scrolls_the_phone_page_is_reported(built, tmp_path):
+    out, _ = built
+    html = _copy_html(built, tmp_path)
+    css = html / "_static" / "jacbench.css"
+    # Without its output box's scrolling, a wide table pushes the page sideways on a phone.
+    css.write_text(
+        css.read_text() + "\ndiv.cell_output .output { overflow-x: visible !important; }\n"
+    )
+    problems = browser.check_html(html, out / "src", only=[f"{GBM_PAGE}.html"], searches={})
+    phone = browser.VIEWPORTS["phone"][0]
+    assert problems and problems == _table_problems(problems)
+    for line in problems:
+        assert re.fullmatch(
+            rf"{GBM_PAGE}\.html at {phone} px: table \d+ is \d+ px wide and makes the page "
+            "scroll sideways",
+            line,
+        ), line
+
+
 def test_the_search_page_must_find_its_chapter(built):
     out, _ = built
     with browser.serve(out / "html") as base, browser.browser() as context:

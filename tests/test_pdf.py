@@ -72,7 +72,7 @@ def test_every_chapter_starts_a_page(printed):
 def test_the_headline_table_and_its_glued_numbers_are_in_the_pdf(printed):
     out, _, pages = printed
     parser = _Headline()
-    parser.feed((out / "html" / "book" / "01-question.html").read_text())
+    parser.feed((out / "html" / "notebooks" / "01-question.html").read_text())
     assert len(parser.cells) >= 12 and len(parser.pasted) >= 10
     text = _words(" ".join(pages))
     for value in parser.cells + parser.pasted:

@@ -2,9 +2,12 @@
 
 A chapter is a notebook stored as text, ``notebooks/NAME.md`` (Jupytext's MyST Markdown
 format). Everything happens in a staging tree, ``_build/src``: the book's sources are copied
-there, each chapter is converted to ``.ipynb`` with jupytext and executed in place with the
-profile's parameters, and ``jupyter-book build`` turns the tree into ``_build/html`` with
-warnings as errors (papermill is the only executor).
+there, and the results with them (``data/results.csv``, its metadata and the crossover rows
+beside it, under those stable names, so the book offers them for download and names no path of
+the machine that built it); each chapter is converted to ``.ipynb`` with jupytext and executed
+in place with the profile's parameters (paths relative to the staging tree), and
+``jupyter-book build`` turns the tree into ``_build/html`` with warnings as errors (papermill is
+the only executor).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ NOTEBOOKS = (
     "05-wide",
     "06-recommend",
     "07-reproduce",
+    "08-results",
 )
 SOURCES = (
     "_config.yml",
@@ -38,8 +42,12 @@ SOURCES = (
     "_static",  # the favicon and the book's own CSS
     "book",
     "src/jacbench/strategies",  # shown with literalinclude
+    "src/jacbench/second",  # the second-order methods, shown the same way
     "src/jacbench/teaching",
 )
+# Where the results are staged, relative to the staging tree (the notebooks' working folder):
+# the crossover rows and each file's metadata sidecar sit beside it under their usual names.
+STAGED_RESULTS = Path("data/results.csv")
 
 
 class BookError(RuntimeError):
@@ -66,13 +74,38 @@ def stage(root: Path, staging: Path) -> None:
     (staging / "book" / "generated").mkdir(parents=True, exist_ok=True)
 
 
+def stage_data(results: Path, staging: Path) -> Path:
+    """Copy the results, the crossover rows beside them and each one's metadata sidecar, where
+    they exist, into the staging tree under stable names (data/results.csv,
+    data/results.meta.json, data/results.crossover.csv, ...). Returns the staged results' path
+    relative to the staging tree."""
+    staged = STAGED_RESULTS
+    for src, dst in ((results, staged), (crossover.path_for(results), crossover.path_for(staged))):
+        for a, b in ((src, dst), (store.meta_path(src), store.meta_path(dst))):
+            if a.exists():
+                (staging / b).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(a, staging / b)
+    return staged
+
+
 def parameters_for(results: Path) -> dict:
     """What make book passes to every notebook (each takes those its parameters cell declares;
-    the rest of its parameters keep the notebook's own defaults)."""
+    the rest of its parameters keep the notebook's own defaults): paths as given, relative to
+    the staging tree for a book."""
     return {
-        "results": str(results),
-        "crossover": str(crossover.path_for(results)),
+        "results": Path(results).as_posix(),
+        "crossover": crossover.path_for(Path(results)).as_posix(),
     }
+
+
+def shown_for(parameters: dict, results: Path) -> dict:
+    """The parameters as the book shows them: a staged file by the name of the file it copies
+    (quick.csv, quick.crossover.csv), never by a path of the machine that built the book."""
+    names = {
+        STAGED_RESULTS.as_posix(): results.name,
+        crossover.path_for(STAGED_RESULTS).as_posix(): crossover.path_for(results).name,
+    }
+    return {k: names.get(v, v) if isinstance(v, str) else v for k, v in parameters.items()}
 
 
 def source_of(root: Path, notebook: str) -> Path:
@@ -147,8 +180,13 @@ def _last_executed_cell(path: Path) -> str:
 
 
 def present(path: Path, parameters: dict) -> None:
-    """Hide papermill's injected cell and show the parameters in a box at the top instead."""
+    """Hide papermill's injected cell and show the parameters in a box at the top instead;
+    papermill's record of the run (a source of the book's pages) keeps no absolute path."""
     nb = nbformat.read(str(path), as_version=4)
+    record = nb.metadata.get("papermill")
+    if record is not None:
+        record["input_path"] = record["output_path"] = f"notebooks/{path.name}"
+        record["parameters"] = dict(parameters)
     for cell in nb.cells:
         tags = cell.metadata.setdefault("tags", [])
         if "injected-parameters" in tags or "parameters" in tags:
@@ -271,17 +309,19 @@ def build(
 
     t0 = time.monotonic()
     stage(root, staging)
+    staged = stage_data(results, staging)
     converted = {
         name: convert(source_of(root, name), staging / "notebooks" / f"{name}.ipynb")
         for name in NOTEBOOKS
     }
-    planned = {name: declared(nb, parameters_for(results)) for name, nb in converted.items()}
+    planned = {name: declared(nb, parameters_for(staged)) for name, nb in converted.items()}
+    shown = {name: shown_for(params, results) for name, params in planned.items()}
     # The reproducibility chapter lists every notebook's parameters from this file.
-    (staging / "book" / "generated" / "parameters.json").write_text(json.dumps(planned, indent=1))
+    (staging / "book" / "generated" / "parameters.json").write_text(json.dumps(shown, indent=1))
     for name, params in planned.items():
         _say(f"executing notebooks/{name}")
         execute(converted[name], params, staging, source_of(root, name).relative_to(root))
-        present(converted[name], params)
+        present(converted[name], shown[name])
     timings["notebooks_s"] = time.monotonic() - t0
 
     t0 = time.monotonic()

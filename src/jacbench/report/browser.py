@@ -4,7 +4,9 @@
 (driven by Playwright, never a downloaded browser) and returns a list of problems, one line
 each: script and console errors, images that did not load, internal links or anchors that lead
 nowhere, glued values that render empty or not at all, math that MathJax did not typeset, pages
-whose title or left navigation is wrong, and a search that does not find its chapter.
+whose title or left navigation is wrong, a search that does not find its chapter, and tables
+that do not fit: wider than the content column at the laptop's width, or making the page scroll
+sideways at the phone's (rather than scrolling in their own container).
 ``screenshots`` saves the landing page and the GBM chapter's main figure at a laptop and a
 phone width for review, and reports a figure wider than the phone without a scroll container.
 Serving and driving Chromium are in ``chromium``, the checks of each page in ``htmlchecks``;
@@ -38,8 +40,11 @@ from jacbench.report.htmlchecks import (
     check_navigation,
     check_page,
     check_search,
+    check_tables,
+    measure_tables,
     pages,
     parse_page,
+    table_problems,
 )
 
 # The checker's public names, wherever defined: callers use browser.X for all of them.
@@ -52,17 +57,20 @@ __all__ = [
     "check_navigation",
     "check_page",
     "check_search",
+    "check_tables",
     "CHROMIUM",
     "CHROMIUM_ARGS",
     "chromium_path",
     "GLUE_TEXT",
     "MAIN_FIGURE",
+    "measure_tables",
     "open_page",
     "pages",
     "parse_page",
     "screenshots",
     "SEARCHES",
     "serve",
+    "table_problems",
     "TIMEOUT_MS",
     "VIEWPORTS",
     "Visit",

@@ -1,77 +1,90 @@
-"""Every figure of the book, in one style: readable at page width, units on axes, log scales
-where data spans decades, and failed cases drawn as marked points at the cap, never dropped."""
+"""Every figure of the book, in one style (``figure_style``): readable at page width, units on
+axes, log scales where data spans decades, and failed cases drawn as marked points at the cap,
+never dropped. The GBM scaling figures (time and memory against N, strategy families) and the
+price of compilation are in ``figures_scaling``, re-exported here with the other figures."""
 
 from __future__ import annotations
 
-import matplotlib
+import functools
+from pathlib import Path
 
-matplotlib.use("Agg")
+import numpy as np
+import pandas as pd
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
+from jacbench.measure import profiles
+from jacbench.measure.targets import parse
+from jacbench.report.data import records
+from jacbench.report.figure_style import (  # noqa: F401 - figures.style() etc., as before
+    FAILED_MARKERS,
+    FAILED_WORDS,
+    WIDTH,
+    log_axes,
+    plt,
+    style,
+)
 
-from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES  # noqa: E402
-from jacbench.measure.targets import parse  # noqa: E402
-from jacbench.report.data import records  # noqa: E402
-from jacbench.report.queries import loglog_slope, where  # noqa: E402
-from jacbench.strategies import registry  # noqa: E402
+# The GBM chapter's scaling figures, strategy families and the price of compilation live in
+# their own module; the book reaches them here like every other figure.
+from jacbench.report.figures_scaling import (  # noqa: F401
+    FAMILIES,
+    RECOMMENDED,
+    break_even,
+    compile_prices,
+    compiled_variants,
+    eager_counterpart,
+    family,
+    scaling,
+    scaling_grid,
+    strong,
+)
+from jacbench.report.queries import where
+from jacbench.strategies import registry
 
-WIDTH = 7.0  # inches: a page-width figure in the book theme
-FAILED_MARKERS = {"memory-cap": "X", "timeout": "v", "skipped-predicted": "s", "error": "D"}
-FAILED_WORDS = {
-    "memory-cap": "killed at memory cap",
-    "timeout": "timed out",
-    "skipped-predicted": "skipped: predicted above cap",
-    "error": "error",
-}
 FRAMEWORK_COLOURS = {"torch": "#d62728", "tensorflow": "#ff7f0e", "jax": "#1f77b4", "numpy": "#555"}
-MODE_STYLES = {"forward": "-", "reverse": "--", "none": ":"}
 
 
-def style() -> None:
-    """The book's matplotlib style."""
-    plt.rcParams.update(
-        {
-            "figure.dpi": 110,
-            "savefig.dpi": 110,
-            "figure.figsize": (WIDTH, 4.2),
-            "font.size": 10,
-            "axes.titlesize": 11,
-            "axes.labelsize": 10,
-            "legend.fontsize": 8,
-            "axes.grid": True,
-            "grid.alpha": 0.3,
-            "axes.spines.top": False,
-            "axes.spines.right": False,
-            "figure.constrained_layout.use": True,
-        }
-    )
+# --- the captions of the GBM figures --------------------------------------------------------------
 
 
-def log_axes(ax, x: bool = True, y: bool = True) -> None:
-    """Log scales labelled with plain numbers; 1-2-5 or 1-3 ticks on an axis spanning few decades.
+@functools.cache
+def _profile_cases(name: str) -> tuple:
+    return tuple(profiles.expand(profiles.load_profile(name)))
 
-    Decades alone leave an axis of two decades with three labels; 1-2-5 ticks there crowd the
-    wide labels at the top (50,000 and 100,000 touch in a panel beside its legend).
-    """
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    plain = FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}")
-    if x:
-        ax.set_xscale("log")
-    if y:
-        ax.set_yscale("log")
-    for on, axis, lim in ((x, ax.xaxis, ax.get_xlim), (y, ax.yaxis, ax.get_ylim)):
-        if not on:
-            continue
-        lo, hi = lim()
-        if lo > 0 and hi / lo < 10**1.5:
-            axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-        elif lo > 0 and hi / lo < 10**2.5:
-            axis.set_major_locator(LogLocator(base=10, subs=(1.0, 3.0)))
-        axis.set_major_formatter(plain)
-        axis.set_minor_formatter(NullFormatter())
+def profile_of(df: pd.DataFrame) -> str:
+    """Which shipped profile the rows are a sweep of, recognised by their cases' keys (a book
+    stages its results under a name of its own): 'the quick profile', 'part of the quick
+    profile (49 of its 98 cases)', or the results file's name when no profile matches."""
+    keys = set(df["key"].dropna())
+    envs = set(df["env"].dropna())
+    best = None
+    for name in profiles.profile_names():
+        cases = {c.key(env) for c in _profile_cases(name) for env in envs}
+        found = len(cases & keys) // max(len(envs), 1)
+        total = len(_profile_cases(name))
+        if found and (best is None or (found == total, found) > (best[1] == best[2], best[1])):
+            best = (name, found, total)
+    if best is None:
+        return f"results file {Path(str(df.attrs.get('path', 'results.csv'))).name}"
+    name, found, total = best
+    return f"the {name} profile" + ("" if found == total else f" ({found} of its {total} cases)")
+
+
+def caption_conditions(df: pd.DataFrame, dtype: str = "float32", allocator: str = "glibc") -> str:
+    """The conditions of the scaling figures as a phrase for their captions: the profile, M,
+    dtype, threads per worker, the allocator and the GBM parameters, read from the rows."""
+    rows = where(df, problem="gbm", dtype=dtype, allocator=allocator)
+
+    def values(column, fmt="{:g}"):
+        found = sorted({float(v) for v in rows[column].dropna()})
+        return "/".join(fmt.format(v) for v in found) or "–"
+
+    threads = values("threads", "{:.0f}")
+    return (f"{profile_of(df)}; M = {values('steps', '{:.0f}')} steps, {dtype}, {threads} "
+            f"thread{'' if threads == '1' else 's'} per worker, {allocator} allocator; "
+            f"S0 = {values('spot')}, σ = {values('vol')}, r = {values('drift')}, "
+            f"T = {values('maturity')}")  # fmt: skip
 
 
 def _label(row: dict) -> str:
@@ -84,10 +97,6 @@ def _gbm(df: pd.DataFrame, **conditions) -> list[dict]:
     return records(rows.sort_values(["framework", "strategy", "paths"]))
 
 
-def _series(df: pd.DataFrame, framework: str, strategy: str, **conditions) -> list[dict]:
-    return _gbm(df, framework=framework, strategy=strategy, **conditions)
-
-
 def _mib(row: dict) -> float:
     return row["peak"] / 2**20 if row.get("peak") is not None else np.nan
 
@@ -95,73 +104,6 @@ def _mib(row: dict) -> float:
 def _strategy_colours(names: list[str]) -> dict[str, tuple]:
     cmap = plt.get_cmap("tab20")
     return {n: cmap(i % 20) for i, n in enumerate(names)}
-
-
-def scaling(
-    df: pd.DataFrame,
-    framework: str,
-    metric: str = "time",
-    strategies: list[str] | None = None,
-    dtype: str = "float32",
-    allocator: str = "glibc",
-    ax=None,
-    fit_from: int = 1000,
-    legend_outside: bool = True,
-):
-    """Warm time (metric='time') or absolute peak memory ('memory') against N, log-log.
-
-    Each strategy is a line with its fitted log-log slope (from N >= fit_from) in the legend;
-    a failed case is a marker at the cap (memory) or at the timeout (time).
-    """
-    style()
-    if ax is None:
-        _, ax = plt.subplots()
-    names = strategies or sorted(
-        {r["strategy"] for r in _gbm(df, framework=framework, dtype=dtype, allocator=allocator)}
-    )
-    colours = _strategy_colours(names)
-    failed_seen = set()
-    drawn = False
-    for name in names:
-        rows = _series(df, framework, name, dtype=dtype, allocator=allocator)
-        ok = [r for r in rows if r["status"] == "ok"]
-        bad = [r for r in rows if r["status"] != "ok"]
-        if not rows:
-            continue
-        drawn = True
-        mode = registry.get(framework, name).mode if ":" not in name else "none"
-        xs = [r["paths"] for r in ok]
-        ys = [r["warm_median_s"] if metric == "time" else _mib(r) for r in ok]
-        fit = [(x, y) for x, y in zip(xs, ys, strict=True) if x >= fit_from]
-        slope = loglog_slope([p[0] for p in fit], [p[1] for p in fit])
-        label = name + (f" (slope {slope:.2f})" if slope is not None else "")
-        if ok:
-            ax.plot(xs, ys, MODE_STYLES[mode], marker="o", ms=4, color=colours[name], label=label)
-        for r in bad:
-            y = (r["timeout"] if metric == "time" else r["mem_cap"] / 2**20) or np.nan
-            marker = FAILED_MARKERS.get(r["status"], "D")
-            word = FAILED_WORDS.get(r["status"], r["status"])
-            first = (name, word) not in failed_seen and not ok
-            ax.scatter([r["paths"]], [y], marker=marker, s=60, color=colours[name], zorder=5,
-                       edgecolors="black", linewidths=0.6,
-                       label=f"{name}: {word}" if first else None)  # fmt: skip
-            failed_seen.add((name, word))
-    if not drawn:
-        ax.text(0.5, 0.5, "not measured in this profile", ha="center", transform=ax.transAxes)
-    log_axes(ax)
-    ax.set_xlabel("paths N")
-    if metric == "time":
-        ax.set_ylabel("warm median time (s)")
-    else:
-        ax.set_ylabel("peak resident memory (MiB)")
-        caps = {r["mem_cap"] for r in _gbm(df, framework=framework) if r["mem_cap"]}
-        for cap in caps:
-            ax.axhline(cap / 2**20, color="black", lw=0.8, ls=":", zorder=0)
-            ax.annotate("memory cap", (ax.get_xlim()[0], cap / 2**20), fontsize=8,
-                        xytext=(4, 3), textcoords="offset points")  # fmt: skip
-    _failure_legend(ax, failed_seen, legend_outside)
-    ax.set_title(f"{framework}: {'time' if metric == 'time' else 'peak memory'} against N")
-    return ax
 
 
 def _failure_legend(ax, failed_seen, outside: bool = True) -> None:
@@ -184,17 +126,6 @@ def _failure_legend(ax, failed_seen, outside: bool = True) -> None:
         ax.legend(handles, labels, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     else:
         ax.legend(handles, labels, loc="upper left", frameon=False)
-
-
-def scaling_grid(df: pd.DataFrame, metric: str = "time", frameworks=None, **kw):
-    """One panel per framework, stacked so each stays readable at page width."""
-    style()
-    frameworks = frameworks or [f for f in registry.FRAMEWORKS if _gbm(df, framework=f)]
-    fig, axes = plt.subplots(len(frameworks), 1, figsize=(WIDTH, 3.6 * len(frameworks)))
-    axes = np.atleast_1d(axes)
-    for ax, fw in zip(axes, frameworks, strict=True):
-        scaling(df, fw, metric=metric, ax=ax, **kw)
-    return fig
 
 
 def memory_vs_model(df: pd.DataFrame, keys: list[tuple[str, str]], dtype: str = "float32"):

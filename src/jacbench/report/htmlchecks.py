@@ -1,5 +1,6 @@
 """The checks of a built book's pages: links and anchors, glued values, math, titles,
-the left navigation and the search, each problem one line; ``check_html`` runs them all.
+the left navigation, the search, and tables that do not fit, each problem one line;
+``check_html`` runs them all.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from urllib.parse import quote, unquote, urlsplit
 import yaml
 
 from jacbench.errors import UsageError
-from jacbench.report.chromium import TIMEOUT_MS, Visit, browser, serve, visit
+from jacbench.report.chromium import TIMEOUT_MS, VIEWPORTS, Visit, browser, open_page, serve
 
 # Folders of a Sphinx build that hold assets, not pages.
 ASSET_DIRS = ("_static", "_sources", "_images", "_downloads")
@@ -223,6 +224,109 @@ def check_navigation(
     return problems
 
 
+# -- tables: they fit the column at a laptop's width, and scroll in their own box on a phone ------
+
+# Runs in an open page, folded sections opened first. For each table of the article (a table
+# inside a table, and the header and footer copies of a DataTables table, left out): its box;
+# the inner box of its nearest ancestor that scrolls or clips it (myst-nb's cell output box,
+# PST's scrollable-table container); the area it may take, the content column or, in a
+# full-width cell, the cell; and whether it is an interactive table made to scroll sideways
+# (DataTables' scrollX: its own scroll bar, the header moving with it).
+_TABLES = r"""
+async () => {
+  document.querySelectorAll('details').forEach(d => { d.open = true; });
+  await new Promise(r => requestAnimationFrame(() => r()));
+  const article = document.querySelector('article.bd-article')
+    || document.querySelector('article') || document.body;
+  const inner = e => {
+    const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+    const left = r.left + parseFloat(s.borderLeftWidth) + parseFloat(s.paddingLeft);
+    const right = r.right - parseFloat(s.borderRightWidth) - parseFloat(s.paddingRight);
+    return {left, right, width: right - left};
+  };
+  const copies = '.dt-scroll-head, .dt-scroll-foot, .dataTables_scrollHead, .dataTables_scrollFoot';
+  const wide = '.full-width, .tag_full-width, .full_width, .tag_full_width';
+  const tables = [...article.querySelectorAll('table')]
+    .filter(t => !t.parentElement.closest('table') && !t.closest(copies));
+  return {
+    viewport: document.documentElement.clientWidth,
+    column: inner(article),
+    tables: tables.map((t, i) => {
+      const r = t.getBoundingClientRect();
+      let overflow = null, box = null;
+      for (let e = t.parentElement; e && e !== document.body; e = e.parentElement) {
+        const o = getComputedStyle(e).overflowX;
+        if (o !== 'visible') { overflow = o; box = inner(e); break; }
+      }
+      const cell = t.closest(wide);
+      return {index: i + 1, width: r.width, shown: r.width > 0 && r.height > 0,
+              left: r.left, right: r.right, overflow, box,
+              area: cell && article.contains(cell) ? inner(cell) : inner(article),
+              scrolling: !!t.closest('.dt-scroll-body, .dataTables_scrollBody')};
+    }),
+  };
+}
+"""
+
+
+def measure_tables(tab, viewport: tuple[int, int]) -> dict:
+    """An open page's tables at a viewport size (the page is resized): the viewport's width,
+    the content column's box, and each table's box, its scroll container's and its area."""
+    tab.set_viewport_size({"width": viewport[0], "height": viewport[1]})
+    return tab.evaluate(_TABLES)
+
+
+def _laptop_problem(t: dict, viewport: int) -> str | None:
+    """A table that does not fit its area (the column, or its full-width cell) at the laptop's
+    width, or whose area reaches past the screen; an interactive table made to scroll may be
+    wider than its area as long as its scroll box is inside it."""
+    area, box = t["area"], t["box"]
+    if area["left"] < -0.5 or area["right"] > viewport + 0.5:
+        return f"and its {area['width']:.0f} px column reaches past the {viewport} px screen"
+    left = max(area["left"], box["left"]) if box else area["left"]
+    right = min(area["right"], box["right"]) if box else area["right"]
+    shown = (box["left"], box["right"]) if t["scrolling"] else (t["left"], t["right"])
+    if shown[0] < left - 0.5 or shown[1] > right + 0.5:
+        return f"in a {right - left:.0f} px column"
+    return None
+
+
+def table_problems(page: str, seen: dict, fit: bool) -> list[str]:
+    """The tables of one measurement that break the rule: with fit (the laptop's width), each
+    table lies within its column; without (the phone's), a table wider than the screen scrolls
+    inside a container of its own that fits the screen, so the page never scrolls sideways."""
+    problems = []
+    width = seen["viewport"]
+    for t in seen["tables"]:
+        if not t["shown"]:
+            continue
+        where = f"{page} at {width} px: table {t['index']} is {t['width']:.0f} px wide"
+        box = t["box"]
+        if fit:
+            problem = _laptop_problem(t, width)
+            if problem:
+                problems.append(f"{where} {problem}")
+        elif t["right"] > width + 0.5 or t["left"] < -0.5:
+            if t["overflow"] in ("auto", "scroll"):
+                if box["left"] >= -0.5 and box["right"] <= width + 0.5:
+                    continue  # it scrolls inside its own box
+                problems.append(f"{where} and its scroll container is wider than the screen")
+            elif t["overflow"] in ("hidden", "clip"):
+                problems.append(f"{where} and is cut off at the screen's edge")
+            else:
+                problems.append(f"{where} and makes the page scroll sideways")
+    return problems
+
+
+def check_tables(tab, page: str) -> list[str]:
+    """At the laptop's width every table fits its column; at the phone's, a table wider than
+    the screen scrolls in its own container, not the page."""
+    problems = []
+    for name, size in VIEWPORTS.items():
+        problems += table_problems(page, measure_tables(tab, size), fit=name == "laptop")
+    return problems
+
+
 def check_search(context, base: str, query: str, docname: str) -> list[str]:
     """The search page, asked query, lists docname among its results."""
     page = context.new_page()
@@ -263,7 +367,12 @@ def check_html(
                 if not target.is_file():
                     problems.append(f"{page}: redirects to a missing page: {parsed.refresh}")
                 continue
-            problems += check_page(html, page, base, book, visit(context, base + page))
+            seen, tab = open_page(context, base + page)
+            try:
+                problems += check_page(html, page, base, book, seen)
+                problems += check_tables(tab, page)
+            finally:
+                tab.close()
         for query, docname in searches.items():
             problems += check_search(context, base, query, docname)
     return problems

@@ -24,9 +24,10 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
 def results_table(path: str | Path, paths: int, allocator: str = "glibc") -> str:
     """Every GBM row of a results file at N paths, as a Markdown table."""
     df = data.load(path)
-    rows = queries.where(
-        df, problem="gbm", target=("strategy", "simulation"), paths=paths, allocator=allocator
-    ).sort_values(["framework", "strategy", "dtype"])
+    # The tall rows: GBM strategies and simulations, and callables (no problem of their own).
+    tall = df[df["problem"].fillna("gbm").isin(["gbm"]) & (df["target"] != "second")]
+    rows = queries.where(tall, paths=paths, allocator=allocator)
+    rows = rows.sort_values(["framework", "strategy", "dtype"])
     if rows.empty:
         raise UsageError(f"no rows at N={paths} under {allocator} in {path}")
     out = []

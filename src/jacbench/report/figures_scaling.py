@@ -1,0 +1,391 @@
+"""The GBM chapter's scaling figures (time and memory against N, one panel per framework) and
+the price of compilation.
+
+Every strategy belongs to one family, read from its registry record, and each family has one
+colour in every panel of every chapter: loop, vectorized and chunked reverse mode, forward
+mode, the pathwise gradient, compiled variants of eager strategies (torch.compile, tf.function,
+XLA; JAX's strategies, jitted throughout, keep the family of their differentiation), and no AD
+(the closed form, finite differences, the simulations). The families the book recommends and
+the question's programs are drawn strong and labelled at their line ends; the rest thin and
+muted. Warm time carries its spread (the fastest to the slowest warm call) as a band.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter
+
+from jacbench.constants import FRAMEWORK_NAMES
+from jacbench.measure.targets import parse
+from jacbench.report import queries
+from jacbench.report.data import records
+from jacbench.report.figure_style import FAILED_MARKERS, FAILED_WORDS, log_axes, plt, style
+from jacbench.report.queries import where
+from jacbench.strategies import registry
+
+# One colour per family (Okabe-Ito, distinguishable with the common colour-vision deficiencies).
+FAMILIES = {
+    "pathwise": "#009E73",
+    "forward": "#0072B2",
+    "compiled": "#7A3E9D",
+    "loop reverse": "#D55E00",
+    "vectorized reverse": "#CC79A7",
+    "chunked": "#E69F00",
+    "no AD": "#707070",
+}
+RECOMMENDED = ("pathwise", "forward", "compiled")
+COMPILERS = {"inductor": "torch.compile", "function": "tf.function", "xla": "XLA", "jit": "jax.jit"}
+# Inches and points: a figure whose text stays readable when a 390 px phone shrinks it to fit.
+SCALING_WIDTH, PANEL_HEIGHT = 4.2, 3.0
+LABEL_SIZE, TEXT_SIZE = 10.5, 10.5
+LABEL_CHARS = 13  # longer names wrap at their hyphens, where they end at the right edge
+
+
+def family(framework: str, name: str) -> str:
+    """The family of a GBM strategy or simulation baseline, read from its registry record."""
+    target = parse(framework, name)
+    if target.kind == "simulation":
+        return "no AD"
+    s = target.record
+    if s.mode == "none":
+        return "no AD"
+    if s.compiled and s.execution != "jit":  # JAX has jit only: its family is its method
+        return "compiled"
+    if s.mode == "forward":
+        return "forward"
+    if s.batching == "single-pass":
+        return "pathwise"
+    return {"loop": "loop reverse", "vectorized": "vectorized reverse"}.get(s.batching, "chunked")
+
+
+def strong(framework: str, name: str) -> bool:
+    """Drawn strong: a recommended family's strategy, or the question's own program."""
+    return name == "question" or family(framework, name) in RECOMMENDED
+
+
+def _short(framework: str, name: str) -> str:
+    target = parse(framework, name)
+    return f"simulation ({target.name})" if target.kind == "simulation" else target.name
+
+
+# --- the price of compilation -----------------------------------------------------------------
+
+
+def eager_counterpart(framework: str, name: str) -> str | None:
+    """The same differentiation in eager mode ('compiled-jvp' -> 'jvp', 'pathwise-function' ->
+    'pathwise'), or None: not compiled, or no eager twin in the registry (JAX: jit only)."""
+    s = registry.get(framework, name)
+    if not s.compiled:
+        return None
+    eager = {t.name: t for t in registry.by_framework(framework) if t.execution == "eager"}
+    for prefix, suffix in (("compiled-", ""), ("", "-function"), ("", "-xla")):
+        if name.startswith(prefix) and name.endswith(suffix):
+            twin = eager.get(name[len(prefix) : len(name) - len(suffix)])
+            if twin is not None and (twin.mode, twin.batching) == (s.mode, s.batching):
+                return twin.name
+    return None
+
+
+def break_even(cold_c: float, warm_c: float, cold_e: float, warm_e: float) -> int | None:
+    """The first number of calls n at which the compiled variant's total time is below the
+    eager one's: cold_c + (n-1) warm_c < cold_e + (n-1) warm_e. 1 means from the first call;
+    None means never (its warm call is not faster and its first call not either)."""
+    if cold_c < cold_e:
+        return 1
+    if warm_c >= warm_e:
+        return None
+
+    def ahead(n: int) -> bool:
+        return cold_c + (n - 1) * warm_c < cold_e + (n - 1) * warm_e
+
+    n = max(2, math.floor((cold_c - cold_e) / (warm_e - warm_c)) + 2)
+    while n > 2 and ahead(n - 1):  # the formula's rounding, settled by the definition itself
+        n -= 1
+    while not ahead(n):
+        n += 1
+    return n
+
+
+def compiled_variants(framework: str) -> list[tuple[str, str | None]]:
+    """(compiled GBM strategy, its eager counterpart or None), in the registry's order."""
+    return [
+        (s.name, eager_counterpart(framework, s.name))
+        for s in registry.by_framework(framework, "gbm")
+        if s.compiled
+    ]
+
+
+def compile_prices(df: pd.DataFrame, paths: int) -> list[dict]:
+    """Each compiled GBM variant against its eager counterpart at N = paths and at the largest N
+    both ran (JAX: the largest it ran): first and warm calls of each, the compile cost (cold
+    minus warm) and the break-even call. Sizes where the variant did not run are left out."""
+    out = []
+    for fw in registry.FRAMEWORKS:
+        for name, eager in compiled_variants(fw):
+            largest = queries.largest_common(df, fw, [name] + ([eager] if eager else []))
+            for n in dict.fromkeys(n for n in (paths, largest) if n is not None):
+                found = queries.gbm(df, framework=fw, paths=n, status="ok")
+                c = queries.one(found, strategy=name)
+                e = queries.one(found, strategy=eager) if eager else None
+                if c is None:
+                    continue
+                both = e is not None
+                out.append({
+                    "framework": fw, "strategy": name, "eager": eager, "paths": n,
+                    "compiler": COMPILERS[registry.get(fw, name).execution],
+                    "cold": c["cold_s"], "warm": c["warm_median_s"],
+                    "compile": c["cold_s"] - c["warm_median_s"],
+                    "eager_cold": e["cold_s"] if both else None,
+                    "eager_warm": e["warm_median_s"] if both else None,
+                    "break_even": break_even(c["cold_s"], c["warm_median_s"], e["cold_s"],
+                                             e["warm_median_s"]) if both else None,
+                })  # fmt: skip
+    return out
+
+
+# --- the figures ---------------------------------------------------------------------------------
+
+
+def _rows(df: pd.DataFrame, framework: str, dtype: str, allocator: str) -> pd.DataFrame:
+    rows = where(df, problem="gbm", target=("strategy", "simulation"), framework=framework,
+                 dtype=dtype, allocator=allocator)  # fmt: skip
+    return rows.sort_values(["strategy", "paths"])
+
+
+def _value(r: dict, metric: str) -> float:
+    if metric == "time":
+        return r["warm_median_s"]
+    return r["peak"] / 2**20 if r.get("peak") is not None else np.nan
+
+
+def _failed_at(r: dict, metric: str) -> float:
+    return (r["timeout"] if metric == "time" else (r["mem_cap"] or 0) / 2**20) or np.nan
+
+
+def _draw(ax, framework: str, name: str, rows: list[dict], metric: str, emphasis: bool):
+    """One strategy's line, band and failure markers; returns its label's anchor or None."""
+    colour = FAMILIES[family(framework, name)]
+    bold = strong(framework, name) or not emphasis
+    sim = parse(framework, name).kind == "simulation"
+    ok = [r for r in rows if r["status"] == "ok"]
+    xs = [r["paths"] for r in ok]
+    ys = [_value(r, metric) for r in ok]
+    lw, alpha, z = (2.2, 1.0, 4) if bold else (1.0, 0.55, 2)
+    if sim:
+        lw, alpha = 1.3, 0.9
+    if ok:
+        ax.plot(xs, ys, ":" if sim else "-", marker="" if sim else "o", ms=4 if bold else 3,
+                lw=lw, color=colour, alpha=alpha, zorder=z, gid=f"{framework}/{name}")  # fmt: skip
+    if ok and metric == "time" and not sim:
+        lo = [r["warm_min_s"] or y for r, y in zip(ok, ys, strict=True)]
+        hi = [r["warm_max_s"] or y for r, y in zip(ok, ys, strict=True)]
+        shade = 0.22 if bold else 0.10
+        if len(ok) > 1:
+            ax.fill_between(xs, lo, hi, color=colour, alpha=shade, lw=0, zorder=z - 1)
+        ax.vlines(xs, lo, hi, color=colour, alpha=min(1.0, shade * 3), lw=lw * 0.6, zorder=z - 1)
+    end = (xs[-1], ys[-1]) if ok else None
+    for r in rows:
+        if r["status"] == "ok":
+            continue
+        y = _failed_at(r, metric)
+        ax.scatter([r["paths"]], [y], marker=FAILED_MARKERS.get(r["status"], "D"),
+                   s=60 if bold else 30, color=colour, alpha=1.0 if bold else 0.6,
+                   edgecolors="black", linewidths=0.6, zorder=5)  # fmt: skip
+        if end is None or r["paths"] > end[0]:
+            end = (r["paths"], y)
+    if end is None:
+        return None
+    return (end[0], end[1], _short(framework, name), colour, bold)
+
+
+def _wrapped(text: str, width: int = LABEL_CHARS) -> str:
+    """A long name on several lines, broken after a hyphen or at a space, never in a word."""
+    lines = [""]
+    for part in text.replace("-", "-\n").replace(" ", " \n").split("\n"):
+        if lines[-1] and len(lines[-1]) + len(part) > width:
+            lines.append("")
+        lines[-1] += part
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _place_labels(ax, anchors: list[tuple]) -> None:
+    """Each label just right of its line's end, moved apart vertically where labels would
+    overlap (with a thin leader back to the end); labels past the right edge are kept."""
+    fig = ax.figure
+    fig.draw_without_rendering()
+    box = ax.get_position()
+    w_pt, h_pt = box.width * fig.get_figwidth() * 72, box.height * fig.get_figheight() * 72
+    to_axes = ax.transScale + ax.transLimits
+    items = []
+    for x, y, text, colour, bold in anchors:
+        fx, fy = to_axes.transform((x, y))
+        # A label past the right edge takes width from the panel: it wraps short; one inside,
+        # beside a line that ends early, has the room to its right.
+        room = (1 - fx) * w_pt / (LABEL_SIZE * 0.6) - 1
+        lines = _wrapped(text, max(LABEL_CHARS, int(room))).split("\n")
+        items.append({"x": fx + 6 / w_pt, "y0": fy, "y": fy, "text": "\n".join(lines),
+                      "w": max(map(len, lines)) * LABEL_SIZE * 0.6 / w_pt,
+                      "h": len(lines) * LABEL_SIZE * 1.3 / h_pt,
+                      "colour": colour, "bold": bold, "xy": (x, y)})  # fmt: skip
+    for _ in range(300):  # relax: push overlapping pairs apart, keep inside the axes
+        moved = False
+        items.sort(key=lambda i: i["y"])
+        for k, a in enumerate(items):
+            for b in items[k + 1 :]:
+                need = (a["h"] + b["h"]) / 2
+                beside = a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"]
+                if beside and b["y"] - a["y"] < need - 1e-9:
+                    push = (need - (b["y"] - a["y"])) / 2
+                    a["y"], b["y"] = a["y"] - push, b["y"] + push
+                    moved = True
+        for i in items:
+            i["y"] = min(max(i["y"], i["h"] / 2), 1 - i["h"] / 2)
+        if not moved:
+            break
+    for i in items:
+        shifted = abs(i["y"] - i["y0"]) > i["h"] * 0.4
+        ax.annotate(i["text"], xy=i["xy"], xytext=(i["x"], i["y"]), textcoords="axes fraction",
+                    va="center", ha="left", fontsize=LABEL_SIZE, color=i["colour"],
+                    fontweight="bold" if i["bold"] else "normal", annotation_clip=False,
+                    linespacing=1.0,
+                    arrowprops={"arrowstyle": "-", "color": i["colour"], "lw": 0.6,
+                                "alpha": 0.8, "shrinkA": 0, "shrinkB": 2} if shifted else None,
+                    bbox={"boxstyle": "square,pad=0.05", "fc": "white", "ec": "none",
+                          "alpha": 0.75}, zorder=6)  # fmt: skip
+
+
+@FuncFormatter
+def _compact(v: float, _=None) -> str:
+    """N on a tick: 100, 3k, 10k, 1M."""
+    for scale, unit in ((1e6, "M"), (1e3, "k")):
+        if v >= scale:
+            return f"{v / scale:g}{unit}"
+    return f"{v:g}"
+
+
+def _limits(values: list[float], pad: float = 0.08) -> tuple[float, float]:
+    logs = np.log10([v for v in values if v and v > 0 and np.isfinite(v)] or [1.0])
+    lo, hi = logs.min(), logs.max()
+    span = max(hi - lo, 0.5)
+    return 10 ** (lo - pad * span), 10 ** (hi + pad * span)
+
+
+def _extent(rows: list[dict], metric: str) -> tuple[list[float], list[float]]:
+    """Every x and y a panel draws: values, failures at their limit, warm min and max."""
+    xs = [r["paths"] for r in rows]
+    ys = [_value(r, metric) if r["status"] == "ok" else _failed_at(r, metric) for r in rows]
+    if metric == "time":
+        ys += [r[c] for r in rows for c in ("warm_min_s", "warm_max_s") if r[c]]
+    else:  # the cap is always in view: it is what the memory figures are read against
+        ys += [r["mem_cap"] / 2**20 for r in rows if r["mem_cap"]]
+    return xs, ys
+
+
+def _panel(ax, df, framework, metric, strategies, dtype, allocator, emphasis, xlim, ylim):
+    rows = records(_rows(df, framework, dtype, allocator))
+    names = strategies or sorted({r["strategy"] for r in rows})
+    # Muted lines first, so the strong ones are drawn over them.
+    names = sorted(names, key=lambda n: strong(framework, n))
+    anchors, failed = [], set()
+    for name in names:
+        series = [r for r in rows if r["strategy"] == name]
+        failed |= {r["status"] for r in series if r["status"] != "ok"}
+        anchor = _draw(ax, framework, name, series, metric, emphasis)
+        if anchor:
+            anchors.append(anchor)
+    unit = "warm time (s)" if metric == "time" else "peak memory (MiB)"
+    ax.set_title(f"{FRAMEWORK_NAMES.get(framework, framework)}: {unit}", loc="left",
+                 fontsize=TEXT_SIZE + 1.5)  # fmt: skip
+    ax.tick_params(labelsize=TEXT_SIZE)
+    if not anchors:
+        ax.text(0.5, 0.5, "not measured in this profile", ha="center", transform=ax.transAxes)
+        return failed
+    xs, ys = _extent(rows, metric)
+    ax.set_xlim(*(xlim or _limits(xs)))
+    ax.set_ylim(*(ylim or _limits(ys)))
+    log_axes(ax)
+    ax.xaxis.set_major_formatter(_compact)  # 1,000,000 and 100,000 would touch at this width
+    ax.set_xlabel("paths N", fontsize=TEXT_SIZE)
+    word = "timeout" if metric == "time" else "memory cap"
+    lo, hi = ax.get_ylim()
+    drawn = [r for r in rows if metric == "memory" or r["status"] != "ok"]
+    for limit in sorted({_failed_at(r, metric) for r in drawn}):
+        if np.isfinite(limit) and lo < limit < hi:
+            ax.axhline(limit, color="black", lw=0.7, ls=":", zorder=0)
+            ax.annotate(word, (0.01, limit), xycoords=("axes fraction", "data"), fontsize=9,
+                        xytext=(0, -3), textcoords="offset points", va="top")  # fmt: skip
+    labelled = [a for a in anchors if a[4]] or anchors
+    _place_labels(ax, labelled)
+    return failed
+
+
+def _key(failed: set, families: set, metric: str, emphasis: bool):
+    """The legend's handles and labels: families, line weights, the band, failure markers."""
+    handles = [Line2D([], [], color=FAMILIES[f], lw=2.2) for f in FAMILIES if f in families]
+    labels = [f for f in FAMILIES if f in families]
+    if emphasis:
+        handles += [Line2D([], [], color="#444", lw=2.2), Line2D([], [], color="#444", lw=1,
+                                                                 alpha=0.55)]  # fmt: skip
+        labels += ["recommended, question", "the others"]
+    if "no AD" in families:
+        handles.append(Line2D([], [], color=FAMILIES["no AD"], lw=1.3, ls=":"))
+        labels.append("simulation alone")
+    if metric == "time":
+        handles.append(Patch(color="#444", alpha=0.25, lw=0))
+        labels.append("warm calls, min–max")
+    for status, word in FAILED_WORDS.items():
+        if status in failed:
+            handles.append(Line2D([], [], marker=FAILED_MARKERS[status], color="grey", ls="",
+                                  markeredgecolor="black"))  # fmt: skip
+            labels.append(word)
+    blank = 2 * len(families) - len(handles)  # families fill the first of two columns
+    handles += [Line2D([], [], alpha=0)] * max(blank, 0)
+    return handles, labels + [""] * max(blank, 0)
+
+
+def scaling(df: pd.DataFrame, framework: str, metric: str = "time",
+            strategies: list[str] | None = None, dtype: str = "float32",
+            allocator: str = "glibc", ax=None, emphasis: bool = True):  # fmt: skip
+    """Warm time (metric='time') or absolute peak memory ('memory') against N, log-log, for one
+    framework: a line per strategy in its family's colour, labelled at its end (strong lines
+    only when ``emphasis``), failed cases as markers at the timeout or cap. Returns the axes."""
+    style()
+    own = ax is None
+    if own:
+        _, ax = plt.subplots(figsize=(SCALING_WIDTH, PANEL_HEIGHT + 0.9))
+    failed = _panel(ax, df, framework, metric, strategies, dtype, allocator, emphasis, None, None)
+    if own:
+        names = strategies or sorted(set(_rows(df, framework, dtype, allocator)["strategy"]))
+        families = {family(framework, n) for n in names}
+        ax.figure.legend(*_key(failed, families, metric, emphasis), loc="outside lower center",
+                         ncol=2, frameon=False, fontsize=TEXT_SIZE - 0.5,
+                         handlelength=1.6, columnspacing=1.2)  # fmt: skip
+    return ax
+
+
+def scaling_grid(df: pd.DataFrame, metric: str = "time", frameworks=None,
+                 dtype: str = "float32", allocator: str = "glibc"):  # fmt: skip
+    """One panel per framework, stacked, on the same axes limits, with one key below."""
+    style()
+    frameworks = [f for f in (frameworks or registry.FRAMEWORKS)
+                  if len(_rows(df, f, dtype, allocator))]  # fmt: skip
+    rows = [r for f in frameworks for r in records(_rows(df, f, dtype, allocator))]
+    xs, ys = _extent(rows, metric)
+    xlim, ylim = _limits(xs), _limits(ys)
+    fig, axes = plt.subplots(len(frameworks) or 1, 1, figsize=(SCALING_WIDTH,
+                             PANEL_HEIGHT * max(len(frameworks), 1) + 1.4))  # fmt: skip
+    failed, families = set(), set()
+    if not frameworks:
+        np.atleast_1d(axes)[0].text(0.5, 0.5, "not measured in this profile", ha="center")
+    for ax, fw in zip(np.atleast_1d(axes), frameworks, strict=False):
+        failed |= _panel(ax, df, fw, metric, None, dtype, allocator, True, xlim, ylim)
+        families |= {family(fw, n) for n in {r["strategy"] for r in rows if r["framework"] == fw}}
+    fig.legend(*_key(failed, families, metric, True), loc="outside lower center", ncol=2,
+               frameon=False, fontsize=TEXT_SIZE - 0.5, handlelength=1.6,
+               columnspacing=1.2)  # fmt: skip
+    return fig

@@ -1,0 +1,138 @@
+"""The scaling figures' strategy families and the price of compilation, on the 49-row fixture
+and on made-up numbers (no sweep, no book build)."""
+
+from pathlib import Path
+
+import pytest
+from matplotlib.colors import to_hex
+
+from jacbench.constants import FRAMEWORKS
+from jacbench.report import data, figures
+from jacbench.strategies import registry
+
+FIXTURE = Path(__file__).parent / "data" / "results-small.csv"
+GBM = [(fw, s) for fw in FRAMEWORKS for s in registry.by_framework(fw, "gbm")]
+
+
+@pytest.fixture(scope="module")
+def df():
+    return data.load(FIXTURE)
+
+
+@pytest.mark.parametrize(("fw", "s"), GBM, ids=[f"{fw}/{s.name}" for fw, s in GBM])
+def test_every_gbm_strategy_has_exactly_one_family(fw, s):
+    assert figures.family(fw, s.name) in figures.FAMILIES
+    # Emphasis follows the family: recommended families and the question's programs are strong.
+    assert figures.strong(fw, s.name) == (
+        s.name == "question" or figures.family(fw, s.name) in figures.RECOMMENDED
+    )
+
+
+def test_a_family_is_read_from_the_record_the_same_way_in_every_framework():
+    def signature(s):
+        return (s.mode, s.batching, s.compiled and s.execution != "jit")
+
+    seen = {}
+    for fw, s in GBM:
+        seen.setdefault(signature(s), set()).add(figures.family(fw, s.name))
+    assert all(len(families) == 1 for families in seen.values()), seen
+    expected = {
+        ("torch", "question"): "loop reverse",
+        ("tensorflow", "question"): "vectorized reverse",
+        ("torch", "jacrev-chunked"): "chunked",
+        ("torch", "pathwise"): "pathwise",
+        ("tensorflow", "forward-accumulator"): "forward",
+        ("torch", "compiled-jvp"): "compiled",
+        ("tensorflow", "pathwise-xla"): "compiled",
+        ("jax", "jvp"): "forward",  # jitted throughout: its family is its differentiation
+        ("jax", "vjp-loop"): "loop reverse",
+        ("numpy", "finite-difference"): "no AD",
+        ("tensorflow", "simulation:function"): "no AD",
+    }
+    assert {k: figures.family(*k) for k in expected} == expected
+    assert len(set(figures.FAMILIES.values())) == len(figures.FAMILIES)  # one colour each
+
+
+def test_each_line_has_its_familys_colour_in_every_panel(df):
+    fig = figures.scaling_grid(df, metric="time", frameworks=list(FRAMEWORKS))
+    drawn = {}
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            if line.get_gid():
+                fw, name = line.get_gid().split("/", 1)
+                drawn[fw, name] = to_hex(line.get_color())
+    assert {fw for fw, _ in drawn} == set(FRAMEWORKS)
+    for (fw, name), colour in drawn.items():
+        assert colour == to_hex(figures.FAMILIES[figures.family(fw, name)]), (fw, name)
+    # Every labelled line end is a strong strategy of its panel (numpy's panel has none: all).
+    texts = {t.get_text().replace("\n", "") for ax in fig.axes[:3] for t in ax.texts}
+    assert {"pathwise", "question", "jvp", "compiled-pathwise"} <= texts
+    assert "tape-jacobian-pfor" not in texts and "grad-loop" not in texts
+
+
+def test_captions_state_the_conditions(df):
+    text = figures.caption_conditions(df)
+    # The fixture is rows of a quick sweep: recognised by its cases, whatever its file's name.
+    assert text.startswith("the quick profile (") and "M = 52 steps" in text
+    assert "float32" in text and "1 thread" in text and "σ = 0.2" in text
+
+
+@pytest.mark.parametrize(
+    ("cold_c", "warm_c", "cold_e", "warm_e", "calls"),
+    [
+        (0.5, 0.1, 1.0, 0.2, 1),  # cheaper from the start
+        (0.5, 0.3, 1.0, 0.2, 1),  # its first call alone is already cheaper
+        (1.0, 0.125, 0.5, 0.25, 6),  # 1 + 4/8 = 0.5 + 4/4: a tie at 5 calls, ahead at 6
+        (2.0, 0.25, 0.5, 0.5, 8),
+        (2.46, 0.00034, 0.0065, 0.00041, 35_052),
+        (1.0, 0.2, 0.5, 0.2, None),  # same warm time, dearer first call: never
+        (1.0, 0.3, 0.5, 0.2, None),
+    ],
+)
+def test_break_even_on_made_up_numbers(cold_c, warm_c, cold_e, warm_e, calls):
+    assert figures.break_even(cold_c, warm_c, cold_e, warm_e) == calls
+    if calls is not None:  # the definition, call by call
+
+        def total(cold, warm, n):
+            return cold + (n - 1) * warm
+
+        assert total(cold_c, warm_c, calls) < total(cold_e, warm_e, calls)
+        assert calls == 1 or total(cold_c, warm_c, calls - 1) >= total(cold_e, warm_e, calls - 1)
+
+
+def test_compiled_variants_and_their_eager_counterparts(df):
+    pairs = {(fw, c): e for fw in FRAMEWORKS for c, e in figures.compiled_variants(fw)}
+    assert pairs["torch", "compiled-jvp"] == "jvp"
+    assert pairs["torch", "compiled-pathwise"] == "pathwise"
+    assert pairs["tensorflow", "pathwise-function"] == "pathwise"
+    assert pairs["tensorflow", "forward-accumulator-xla"] == "forward-accumulator"
+    jax = {c: e for (fw, c), e in pairs.items() if fw == "jax"}
+    assert set(jax) == {s.name for s in registry.by_framework("jax", "gbm")}
+    assert set(jax.values()) == {None}  # JAX runs jitted only: no eager twin to invent
+    assert ("torch", "pathwise") not in pairs
+
+    prices = {
+        (p["framework"], p["strategy"], p["paths"]): p for p in figures.compile_prices(df, 1000)
+    }
+    p = prices["torch", "compiled-pathwise", 1000]
+    assert p["compile"] == pytest.approx(p["cold"] - p["warm"])
+    assert p["break_even"] == figures.break_even(p["cold"], p["warm"], p["eager_cold"],
+                                                 p["eager_warm"])  # fmt: skip
+    assert prices["jax", "pathwise", 1000]["eager"] is None
+    assert ("jax", "pathwise", 10_000) in prices  # the largest N it ran
+
+
+def test_the_gbm_chapter_states_its_conditions_and_prices_compilation(built):
+    import re
+
+    out, _ = built
+    html = (out / "html" / "notebooks" / "04-gbm.html").read_text()
+    for label in ("fig-time", "fig-memory"):
+        figure = re.search(rf'<figure[^>]*id="{label}".*?</figure>', html, flags=re.S).group(0)
+        caption = re.search(r"<figcaption>.*?</figcaption>", figure, flags=re.S).group(0)
+        pasted = re.findall(r'<span class="pasted-text">([^<]*)</span>', caption)
+        assert pasted and pasted[0].startswith("the quick profile; M = 52 steps, float32, 1 thr")
+    section = html[html.index('id="the-price-of-compilation"') :]
+    table = re.search(r"<table.*?</table>", section, flags=re.S).group(0)
+    assert "compiled-pathwise" in table and "pathwise-function" in table
+    assert "no eager variant" in table  # JAX: said in the table, no counterpart invented

@@ -1,0 +1,113 @@
+"""The built book's pages: no path of the machine that built it, and every result searchable."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from jacbench.measure import crossover, store
+from jacbench.report import browser, data
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS_PAGE = Path("notebooks") / "08-results.html"
+
+
+def _machine_paths(out: Path, results: Path) -> set[str]:
+    """The absolute paths a careless build would print: the checkout, the build folder and
+    the folder that holds the results file."""
+    folders = {ROOT, out, out.parent, results.parent}
+    return {str(p) for f in folders for p in (f, f.resolve())}
+
+
+def _text_files(folder: Path):
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and path.suffix in {".html", ".js", ".ipynb", ".txt", ".json", ".csv"}:
+            yield path
+
+
+def test_no_page_names_a_path_of_the_machine_that_built_it(built, quick_results):
+    out, _ = built
+    results, _ = quick_results
+    paths = _machine_paths(out, results)
+    checked = 0
+    for path in _text_files(out / "html"):
+        text = path.read_text(errors="replace")
+        leaked = [p for p in paths if p in text]
+        assert not leaked, f"{path.relative_to(out / 'html')} names {leaked[0]}"
+        checked += 1
+    assert checked > 10
+    # The parameters box names the results file, not where it lies.
+    page = (out / "html" / "notebooks" / "04-gbm.html").read_text()
+    box = re.search(r"Parameters of this run.*?</ul>", page, flags=re.S).group(0)
+    assert results.name in box and "/" not in re.sub(r"<[^>]+>", "", box)
+
+
+def _table_data(html: str) -> list:
+    """The rows ITables embeds in the page for its table (a JSON string in its arguments)."""
+    found = re.search(r'^\s*"data_json": (".*"),?$', html, flags=re.M)
+    assert found, "no ITables data in the page"
+    return json.loads(json.loads(found.group(1)))
+
+
+def _downloads(html: str, page: Path) -> dict[str, Path]:
+    hrefs = re.findall(r'<a class="reference download internal"[^>]*href="([^"]+)"', html)
+    return {Path(h).name: (page.parent / h).resolve() for h in hrefs}
+
+
+def test_all_results_page_holds_every_row_and_its_files(built, quick_results):
+    out, _ = built
+    results, _ = quick_results
+    page = out / "html" / RESULTS_PAGE
+    html = page.read_text()
+    # The interactive table, with DataTables embedded in the page (no network needed).
+    assert "window._itables_" in html and "dt_for_itables" not in html
+    rows = _table_data(html)
+    assert len(rows) == len(data.load(results)) > 0
+    # Links to the results and their metadata (and the crossover measured beside them), each
+    # file copied into the built book, byte for byte.
+    links = _downloads(html, page)
+    expected = {"results.csv": results, "results.meta.json": store.meta_path(results)}
+    if crossover.path_for(results).exists():
+        expected["results.crossover.csv"] = crossover.path_for(results)
+    for name, source in expected.items():
+        assert name in links, f"no download link to {name}: {sorted(links)}"
+        assert links[name].is_file() and (out / "html") in links[name].parents
+        assert links[name].read_bytes() == source.read_bytes(), name
+
+
+_INFO = "() => document.querySelector('.dt-info').textContent"
+_COLUMN = """(heading) => {
+  const heads = [...document.querySelectorAll('.dt-scroll-head th')]
+    .map(th => th.textContent.trim());
+  const i = heads.indexOf(heading);
+  return [...document.querySelectorAll('.dt-scroll-body tbody tr')]
+    .map(r => r.children[i].textContent);
+}"""
+
+
+@pytest.mark.parametrize("viewport", ["laptop", "phone"])
+def test_all_results_table_sorts_and_searches_in_chromium(built, quick_results, viewport):
+    out, _ = built
+    results, _ = quick_results
+    df = data.load(results)
+    counts = df["status"].astype(str).value_counts()
+    other = next(s for s in counts.index if s != "ok")  # a status only some rows have
+    width, height = browser.VIEWPORTS[viewport]
+    url = RESULTS_PAGE.as_posix()
+    with browser.serve(out / "html") as base, browser.browser() as context:
+        seen, page = browser.open_page(context, f"{base}{url}", (width, height))
+        page.wait_for_selector(".dt-info")
+        assert f"of {len(df)} entries" in page.evaluate(_INFO)
+        # A click on a header sorts by value, not as text ("10.2" after "9.87").
+        page.locator(".dt-scroll-head th", has_text="warm median (ms)").click()
+        warm = [float(v.replace(",", "")) for v in page.evaluate(_COLUMN, "warm median (ms)") if v]
+        assert len(warm) > 1 and warm == sorted(warm)
+        # The search keeps the rows that hold the text.
+        page.fill(".dt-search input", other)
+        page.wait_for_function(f"() => !/ of {len(df)} entries/.test(({_INFO})())")
+        assert f"of {counts[other]} entries" in page.evaluate(_INFO)
+        # The page is never wider than the screen: the table scrolls inside its own box.
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+        page.close()
+    assert seen.errors == []
