@@ -100,7 +100,10 @@ def test_a_removed_glue_key_is_reported(built, tmp_path):
     shutil.copytree(out / "src", staging)
     notebook = staging / f"{GBM_PAGE}.ipynb"
     nb = json.loads(notebook.read_text())
+    # What the page pastes: its Markdown cells and the captions of its figures.
     prose = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    captions = [c["metadata"].get("mystnb", {}).get("figure", {}) for c in nb["cells"]]
+    prose += "".join(str(c.get("caption", "")) for c in captions)
     glued = re.findall(r"\{glue:text\}`(\w+)`", prose)
     key = glued[0]
     removed = 0

@@ -76,7 +76,9 @@ def test_the_headline_table_and_its_glued_numbers_are_in_the_pdf(printed):
     assert len(parser.cells) >= 12 and len(parser.pasted) >= 10
     text = _words(" ".join(pages))
     for value in parser.cells + parser.pasted:
-        assert value in text, value
+        # A cell the printed table wraps over lines may come out of the PDF split around
+        # other columns' text: then each of its words must be there.
+        assert value in text or all(w in text for w in value.split()), value
     assert re.search(r"\d", " ".join(parser.cells))  # numbers, not only names
 
 

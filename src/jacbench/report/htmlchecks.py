@@ -121,9 +121,12 @@ def _glue_references(html: Path, page: str) -> int | None:
             text = source.read_text(errors="replace")
             if suffix == ".ipynb":
                 cells = json.loads(text).get("cells", [])
+                # Markdown cells, and the captions of figures made by code cells.
                 text = "\n".join(
-                    "".join(c.get("source", "")) for c in cells if c.get("cell_type") == "markdown"
-                )
+                    "".join(c.get("source", "")) if c.get("cell_type") == "markdown" else
+                    str(c.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("caption"))
+                    for c in cells
+                )  # fmt: skip
             return len(GLUE_TEXT.findall(text))
     return None
 
