@@ -109,23 +109,18 @@ def shown_for(parameters: dict, results: Path) -> dict:
 
 
 def source_of(root: Path, notebook: str) -> Path:
-    """The chapter's source: notebooks/NAME.md (a Jupytext MyST notebook), or a stored
-    notebooks/NAME.ipynb."""
-    for suffix in (".md", ".ipynb"):
-        path = root / "notebooks" / f"{notebook}{suffix}"
-        if path.exists():
-            return path
-    raise BookError(f"notebook notebooks/{notebook}.md is missing")
+    """The chapter's source: notebooks/NAME.md, a Jupytext MyST notebook."""
+    path = root / "notebooks" / f"{notebook}.md"
+    if not path.exists():
+        raise BookError(f"notebook notebooks/{notebook}.md is missing")
+    return path
 
 
 def convert(source: Path, out: Path) -> Path:
-    """Write the source notebook as .ipynb at out (jupytext for a text notebook)."""
+    """Write the text notebook as .ipynb at out, with jupytext."""
     import jupytext
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    if source.suffix == ".ipynb":
-        shutil.copy2(source, out)
-        return out
     nb = jupytext.read(str(source))
     nb.metadata["kernelspec"] = {
         "name": "python3",
@@ -144,7 +139,7 @@ def declared(notebook: Path, parameters: dict) -> dict:
     return {k: v for k, v in parameters.items() if k in names}
 
 
-def execute(notebook: Path, parameters: dict, cwd: Path, name: str | None = None) -> Path:
+def execute(notebook: Path, parameters: dict, cwd: Path, name: str | Path | None = None) -> Path:
     """Execute a converted notebook in place; BookError names the failing cell."""
     import papermill
 
@@ -262,19 +257,21 @@ def run_notebook(name: str, pairs: list[list[str]] | None, out: Path | None = No
     out = (out or root / "_build" / "notebooks" / f"{name}.ipynb").resolve()
     if out.suffix != ".ipynb":
         raise UsageError(f"{out} should end in .ipynb")
-    nb = convert(source_of(root, name), out)
+    source = source_of(root, name)
+    nb = convert(source, out)
     names = papermill.inspect_notebook(str(nb))
     params = parse_parameters(pairs, names)
-    if "results" in params and "crossover" in names and "crossover" not in params:
-        # The crossover rows lie beside the results they were measured with.
-        params["crossover"] = str(crossover.path_for(Path(str(params["results"]))))
-    for key in ("results", "crossover"):
-        if key in params:
-            if key == "results":
-                store.check(Path(str(params[key])))  # one line, not a failing cell
-            params[key] = str(Path(str(params[key])).resolve())
+    if "results" in params:
+        results = Path(str(params["results"])).resolve()
+        store.check(results)  # one line, not a failing cell
+        params["results"] = str(results)
+        if "crossover" in names and "crossover" not in params:
+            # The crossover rows lie beside the results they were measured with.
+            params["crossover"] = str(crossover.path_for(results))
+    if "crossover" in params:
+        params["crossover"] = str(Path(str(params["crossover"])).resolve())
     _say(f"executing notebooks/{name} into {out}")
-    return execute(nb, params, root, source_of(root, name).relative_to(root))
+    return execute(nb, params, root, source.relative_to(root))
 
 
 def build(
@@ -320,7 +317,7 @@ def build(
     (staging / "book" / "generated" / "parameters.json").write_text(json.dumps(shown, indent=1))
     for name, params in planned.items():
         _say(f"executing notebooks/{name}")
-        execute(converted[name], params, staging, source_of(root, name).relative_to(root))
+        execute(converted[name], params, staging, f"notebooks/{name}.md")
         present(converted[name], shown[name])
     timings["notebooks_s"] = time.monotonic() - t0
 
