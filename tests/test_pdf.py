@@ -91,3 +91,21 @@ def test_math_is_typeset_not_left_as_tex(printed):
 def test_pdf_without_a_book_exits_2(tmp_path, capsys):
     assert main(["pdf", "--build", str(tmp_path)]) == 2
     assert "no staged book" in capsys.readouterr().err
+
+
+def test_every_framework_tab_of_the_answer_code_is_printed(printed):
+    """On screen a tab set shows one framework at a time; on paper all of them print."""
+    from test_answer_code import TabSets
+
+    out, _, pages = printed
+    parser = TabSets()
+    parser.feed((out / "html" / "notebooks" / "06-recommend.html").read_text())
+    assert parser.sets, "no tab set on the What to use page"
+    text = _words(" ".join(pages))
+    tabs = parser.sets[0]
+    lines = [{_words(x) for x in t["text"].splitlines() if len(x.strip()) > 30} for t in tabs]
+    for i, tab in enumerate(tabs):
+        # The lines of code only this framework's tab has (the simulation is alike in all).
+        own = lines[i].difference(*(lines[:i] + lines[i + 1 :]))
+        assert own, f"nothing distinguishes the {tab['label']} tab"
+        assert any(line in text for line in own), f"the {tab['label']} tab is not in the PDF"

@@ -97,13 +97,20 @@ img => {
 """
 
 
+# The box of an element and everything in it: a figure's caption can be wider than the figure's
+# own box (myst-nb sizes the figure to its image), and a clip of the figure alone cut it.
 _PAGE_BOX = """
 e => {
-  const r = e.getBoundingClientRect();
+  let [left, top, right, bottom] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const n of [e, ...e.querySelectorAll('*')]) {
+    const r = n.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) continue;
+    left = Math.min(left, r.left); top = Math.min(top, r.top);
+    right = Math.max(right, r.right); bottom = Math.max(bottom, r.bottom);
+  }
   const pad = 8;
-  return {x: Math.max(0, r.left + window.scrollX - pad),
-          y: Math.max(0, r.top + window.scrollY - pad),
-          width: r.width + 2 * pad, height: r.height + 2 * pad};
+  const x = Math.max(0, left + window.scrollX - pad), y = Math.max(0, top + window.scrollY - pad);
+  return {x, y, width: right + window.scrollX + pad - x, height: bottom + window.scrollY + pad - y};
 }
 """
 
@@ -130,10 +137,15 @@ def screenshots(
                 page.close()
                 continue
             # A clip of the whole page, not an element shot: scrolling to a figure taller than
-            # the viewport would paint the sticky header over it.
+            # the viewport would paint the sticky header over it. The box is measured with the
+            # viewport already as tall as the page, as the full-page shot lays it out (a shorter
+            # one has a scroll bar, and the column moves when it goes).
+            tall = page.evaluate("() => document.documentElement.scrollHeight")
+            page.set_viewport_size({"width": size[0], "height": tall})
             clip = (figure if figure.count() else img).evaluate(_PAGE_BOX)
             saved.append(out / f"main-figure-{name}.png")
             page.screenshot(path=str(saved[-1]), full_page=True, clip=clip)
+            page.set_viewport_size({"width": size[0], "height": size[1]})
             box = img.evaluate(_OVERFLOW)
             if (box["right"] > box["viewport"] + 0.5 or box["left"] < -0.5) and not box["scroller"]:
                 problems.append(
