@@ -1,5 +1,7 @@
 # jacbench: two commands do all the set-up on a fresh machine.
-#   make test   create .venv, install the pinned dependencies and the package, run the tests
+#   make test   create .venv, install the pinned dependencies, the package and the Debian
+#               packages the tests use (as root), run every test (what CI runs)
+#   make test-fast   the unit tier: no sweep, no book, no browser (under 2 minutes)
 #   make book   the main job: set up, then build the report (see README)
 #   make pdf    print the built book to _build/pdf/jacbench.pdf (after make book)
 
@@ -15,7 +17,7 @@ PIP_LINKS := $(if $(wildcard $(WHEELS)),--find-links $(WHEELS),)
 PINS_HASH := $(shell $(PYTHON) -c "import tomllib,hashlib; d=tomllib.load(open('pyproject.toml','rb'))['project']['dependencies']; print(hashlib.sha256('\n'.join(d).encode()).hexdigest()[:16])")
 STAMP := $(VENV)/.installed-$(PINS_HASH)
 
-.PHONY: env test lint format book check-html pdf linkcheck clean
+.PHONY: env packages test test-fast lint format book check-html pdf linkcheck clean
 
 env: $(STAMP)
 
@@ -26,14 +28,24 @@ $(STAMP): pyproject.toml
 	@touch $@
 	@echo "environment ready: $(VENV) (pins $(PINS_HASH))"
 
+# The Debian packages (chromium, poppler-utils, libjemalloc2), installed with apt-get when missing
+# and make runs as root; otherwise one line names them and the command. .ci/run uses it too.
+packages:
+	@.ci/packages
+
 # ALLOW_NO_TESTS=1 (set by .ci/run) turns pytest's "no tests collected" (exit 5) into success;
 # make itself would report any failing recipe as status 2 and hide the difference.
-test: $(STAMP)
+test: $(STAMP) packages
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
 	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ] && [ -n "$(ALLOW_NO_TESTS)" ]; then echo "pytest collected no tests"; rc=0; fi; \
 	exit $$rc
+
+# The unit tier: every test not marked slow (those sweep the quick profile, build the book or open
+# it in the browser).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests
@@ -46,15 +58,18 @@ format: $(STAMP)
 # Sweep the profile (reusing results already measured), execute the notebooks with papermill,
 # build _build/html with jupyter-book -W.
 book: $(STAMP)
+	@.ci/packages libjemalloc2
 	$(BIN)/jacbench book --profile $(PROFILE)
 
 # Open every page of the built book in headless Chromium (Debian's chromium) and list problems;
 # screenshots for review go to _build/screenshots.
 check-html: $(STAMP)
+	@.ci/packages chromium
 	$(BIN)/jacbench check-html _build/html
 
 # The single-page HTML of the built book, printed by headless Chromium.
 pdf: $(STAMP)
+	@.ci/packages chromium poppler-utils
 	$(BIN)/jacbench pdf --build _build
 
 # External links, where there is a network (after make book); the report is

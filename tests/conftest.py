@@ -48,3 +48,14 @@ def built(quick_results, tmp_path_factory):
     results, _ = quick_results
     index = book.build(profile="quick", root=root, results=results, out=out, measure=False)
     return out, index
+
+
+# The fixtures that sweep the quick profile or build the book (minutes, once per session): a test
+# that uses one is slow, whatever its own marks say; `make test-fast` leaves them out.
+HEAVY_FIXTURES = {"quick_results", "built"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if HEAVY_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

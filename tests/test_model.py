@@ -80,11 +80,13 @@ def _check(rows: list[dict]) -> list[str]:
     return bad
 
 
+@pytest.mark.slow  # the range sweep: minutes of capped workers
 def test_model_matches_the_range_sweep(range_rows):
     assert len([r for r in range_rows if r["status"] == "ok"]) == sum(map(len, RANGE.values()))
     assert _check(range_rows) == []
 
 
+@pytest.mark.slow
 def test_model_slope_matches_at_the_largest_size(range_rows):
     """Beyond import and inputs, the working memory alone is within 2x where it dominates."""
     bad = []
@@ -116,6 +118,7 @@ WIDE = [
 ]
 
 
+@pytest.mark.slow  # a sweep of the wide problems
 def test_model_of_the_wide_problems_and_hessians(tmp_path):
     cases = [
         Case(framework=fw, strategy=name, problem=problem,
