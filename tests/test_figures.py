@@ -30,7 +30,7 @@ def test_every_gbm_strategy_has_exactly_one_family(fw, s):
 
 def test_a_family_is_read_from_the_record_the_same_way_in_every_framework():
     def signature(s):
-        return (s.mode, s.batching, s.compiled and s.execution != "jit")
+        return (s.mode, s.batching, s.compiled and s.engine != "jit")
 
     seen = {}
     for fw, s in GBM:

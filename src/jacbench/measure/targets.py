@@ -56,6 +56,18 @@ class _Target:
         """The simulation whose time the target's is measured against, side by side."""
         return None
 
+    @property
+    def streams(self) -> bool:
+        """Whether the target draws the normals a block of paths at a time: its case then
+        holds none (a path-blocked strategy or simulation)."""
+        return False
+
+    def make_case(self, problem: str, params: dict[str, Any]):
+        """The case the target is measured on (streamed for a path-blocked target)."""
+        from jacbench.problems import make_case
+
+        return make_case(problem, params, streamed=self.streams)
+
     def build(self, case) -> Callable[[], Any]:
         """A no-argument callable that computes the target's result from scratch."""
         raise NotImplementedError
@@ -104,6 +116,10 @@ class StrategyTarget(_RecordTarget):
     def record(self) -> registry.Strategy:
         return registry.get(self.framework, self.name)
 
+    @property
+    def streams(self) -> bool:
+        return self.record.blocked
+
     def baseline(self, problem: str) -> SimulationTarget | None:
         if problem != "gbm":
             return None
@@ -139,6 +155,10 @@ class SimulationTarget(_Target):
                 f"unknown simulation {self.name!r} for {self.framework}; choose one of: "
                 + ", ".join(f"simulation:{e}" for e in valid)
             )
+
+    @property
+    def streams(self) -> bool:
+        return registry.is_blocked(self.name)
 
     def unsupported(self, problem: str, dtype: str) -> str | None:
         if problem != "gbm":

@@ -134,7 +134,6 @@ def _emit(rec: dict[str, Any]) -> None:
 def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any]:
     """Measure the spec's target; never raises (an exception becomes status 'error')."""
     from jacbench.measure import targets
-    from jacbench.problems import make_case
 
     threads = int(spec.get("threads", 1))
     repeats = int(spec.get("repeats", 5))
@@ -153,7 +152,9 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
         rec.update(info, import_s=time.perf_counter() - t0, **_memory_fields("import", mem))
         resets.append(mem.reset)
 
-        case = None if target.kind == "callable" else make_case(spec["problem"], spec["params"])
+        case = (
+            None if target.kind == "callable" else target.make_case(spec["problem"], spec["params"])
+        )
         if spec.get("paired_only"):
             call = target.build(case)
             call()

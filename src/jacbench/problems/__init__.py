@@ -18,11 +18,18 @@ PARAMS = {
 SIZE = {"gbm": "paths", "moments": "inputs", "moments-batch": "inputs", "shapes": "inputs"}
 
 
-def make_case(problem: str, params: dict[str, Any]):
-    """The problem's case from its parameters (numpy only: no framework is imported here)."""
+def make_case(problem: str, params: dict[str, Any], streamed: bool = False):
+    """The problem's case from its parameters (numpy only: no framework is imported here).
+
+    streamed (gbm only): the case holds no normals; the path-blocked strategies draw them a
+    block at a time (problems.gbm.stream_normals)."""
     if problem not in PARAMS:
         raise UsageError(f"unknown problem {problem!r}; choose one of: {', '.join(PARAMS)}")
     p = PARAMS[problem](**params).validate()
+    if streamed:
+        if problem != "gbm":
+            raise UsageError(f"only the gbm problem streams its normals, not {problem}")
+        return gbm.make_case(p, streamed=True)
     case = {"gbm": gbm, "moments": moments, "moments-batch": moments, "shapes": shapes}[
         problem
     ].make_case(p)

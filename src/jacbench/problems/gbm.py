@@ -3,6 +3,11 @@
 S_t = S0 * exp((mu - sigma^2/2) * t + sigma * W_t) on a grid of M steps over [0, T],
 N paths; the output is S_T (N,). Every framework simulates from the same normals Z
 (shape (M, N)), drawn once here with numpy's Generator, so paths agree up to rounding.
+
+A streamed case holds no normals: at N = 10^8 and M = 52 they alone are 20.8 GB in float32.
+The path-blocked strategies draw them one block of paths at a time from a stream that depends
+only on the seed and the path's index (see :func:`stream_normals`), and its closed form is
+computed from the same stream, block by block.
 """
 
 from __future__ import annotations
@@ -50,17 +55,39 @@ class GBMParams:
 
 @dataclass(frozen=True)
 class GBMCase:
-    """Parameters plus the inputs every framework shares: the time grid and the normals."""
+    """Parameters plus the inputs every framework shares: the time grid and the normals.
+
+    ``normals`` is None for a streamed case: the normals of paths [a, b) are then
+    ``stream_normals(params, a, b)``, drawn when asked; :meth:`block_normals` gives either.
+    """
 
     params: GBMParams
     t: np.ndarray = field(repr=False)  # (M+1,) in the case's dtype
-    normals: np.ndarray = field(repr=False)  # (M, N) in the case's dtype
+    normals: np.ndarray | None = field(default=None, repr=False)  # (M, N) in the case's dtype
 
     problem = "gbm"
 
     @property
     def dtype(self) -> np.dtype:
         return np.dtype(self.params.dtype)
+
+    @property
+    def streamed(self) -> bool:
+        return self.normals is None
+
+    def block_normals(self, start: int, stop: int, out: np.ndarray | None = None) -> np.ndarray:
+        """The normals of paths [start, stop), shape (M, stop - start), in the case's dtype:
+        a slice of the held normals, or drawn from the stream. With ``out`` (M, B), B >=
+        stop - start, they fill its first columns and the rest is set to zero."""
+        n = stop - start
+        if out is None:
+            out = np.empty((self.params.steps, n), dtype=self.dtype)
+        if self.normals is not None:
+            out[:, :n] = self.normals[:, start:stop]
+        else:
+            stream_normals(self.params, start, stop, out=out[:, :n])
+        out[:, n:] = 0
+        return out
 
     def scalar(self, value: float) -> np.ndarray:
         """A 0-d array of the case's dtype (so no framework silently promotes)."""
@@ -72,11 +99,40 @@ def draw_normals(paths: int, steps: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal((steps, paths))
 
 
-def make_case(params: GBMParams) -> GBMCase:
-    """Validate parameters and build the shared inputs in the case's dtype."""
+# Paths per group of the stream: each group's normals come from their own generator.
+STREAM_GROUP = 16_384
+
+
+def stream_normals(
+    params: GBMParams, start: int, stop: int, out: np.ndarray | None = None
+) -> np.ndarray:
+    """The streamed normals of paths [start, stop), shape (M, stop - start), case's dtype.
+
+    Paths come in groups of STREAM_GROUP; group g's normals are numpy's default Generator
+    seeded with (seed, g), drawn in float64 as an (M, STREAM_GROUP) array and rounded to the
+    dtype, as make_case's are. A path's normals depend on the seed and its index only, not on
+    N or on the blocks they are read in. They are not the normals make_case draws (those are
+    one (M, N) draw from one generator, which cannot be read a block at a time).
+    """
+    dtype, m = np.dtype(params.dtype), params.steps
+    if out is None:
+        out = np.empty((m, stop - start), dtype=dtype)
+    first, last = start // STREAM_GROUP, (stop - 1) // STREAM_GROUP if stop > start else -1
+    for g in range(first, last + 1):
+        z = np.random.default_rng([params.seed, g]).standard_normal((m, STREAM_GROUP))
+        lo, hi = max(start, g * STREAM_GROUP), min(stop, (g + 1) * STREAM_GROUP)
+        out[:, lo - start : hi - start] = z[:, lo - g * STREAM_GROUP : hi - g * STREAM_GROUP]
+    return out
+
+
+def make_case(params: GBMParams, streamed: bool = False) -> GBMCase:
+    """Validate parameters and build the shared inputs in the case's dtype (streamed: the
+    time grid only; the normals are drawn a block at a time by whoever needs them)."""
     params.validate()
     dtype = np.dtype(params.dtype)
     t = np.linspace(0.0, params.maturity, params.steps + 1).astype(dtype)
+    if streamed:
+        return GBMCase(params=params, t=t)
     z = draw_normals(params.paths, params.steps, params.seed).astype(dtype)
     return GBMCase(params=params, t=t, normals=z)
 
@@ -98,9 +154,39 @@ def simulate(case: GBMCase) -> np.ndarray:
 
 def _float64(case: GBMCase) -> tuple[GBMParams, np.ndarray]:
     """Terminal Brownian value W_T in float64, from the case's own (possibly rounded) normals."""
+    if case.streamed:
+        return case.params, _terminal_brownian(case, 0, case.params.paths)
     t = case.t.astype(np.float64)
     w_t = brownian(t, case.normals.astype(np.float64))[-1]
     return case.params, w_t
+
+
+def _terminal_brownian(case: GBMCase, start: int, stop: int) -> np.ndarray:
+    """W_T of paths [start, stop) in float64, from their (possibly rounded) normals: the sum of
+    the increments sqrt(dt) Z, which is the last row of :func:`brownian`."""
+    z = case.block_normals(start, stop).astype(np.float64)
+    return np.sqrt(np.diff(case.t.astype(np.float64))) @ z
+
+
+# Paths per block of the streamed error check: its float64 arrays stay near 50 MiB.
+CHECK_BLOCK = 1 << 20
+
+
+def jacobian_error(case: GBMCase, jacobian: np.ndarray) -> float:
+    """relative_error(jacobian, jacobian_closed_form(case)), computed a block of paths at a
+    time, so that checking N = 10^8 paths never holds an (N, 2) float64 reference."""
+    j = np.asarray(jacobian)
+    n = case.params.paths
+    if j.shape != (n, 2):
+        raise ValueError(f"shape {j.shape} does not match reference {(n, 2)}")
+    diff, scale = np.zeros(2), np.zeros(2)
+    for start in range(0, n, CHECK_BLOCK):
+        stop = min(start + CHECK_BLOCK, n)
+        r = _jacobian(case.params, _terminal_brownian(case, start, stop))
+        diff = np.maximum(diff, np.max(np.abs(j[start:stop].astype(np.float64) - r), axis=0))
+        scale = np.maximum(scale, np.max(np.abs(r), axis=0))
+    scale[scale == 0] = 1.0
+    return float(np.max(diff / scale))
 
 
 def terminal_closed_form(case: GBMCase) -> np.ndarray:

@@ -54,7 +54,7 @@ def family(framework: str, name: str) -> str:
     s = target.record
     if s.mode == "none":
         return "no AD"
-    if s.compiled and s.execution != "jit":  # JAX has jit only: its family is its method
+    if s.compiled and s.engine != "jit":  # JAX has jit only: its family is its method
         return "compiled"
     if s.mode == "forward":
         return "forward"
@@ -137,7 +137,7 @@ def compile_prices(df: pd.DataFrame, paths: int) -> list[dict]:
                 both = e is not None
                 out.append({
                     "framework": fw, "strategy": name, "eager": eager, "paths": n,
-                    "compiler": COMPILERS[registry.get(fw, name).execution],
+                    "compiler": COMPILERS[registry.get(fw, name).engine],
                     "cold": c["cold_s"], "warm": c["warm_median_s"],
                     "compile": c["cold_s"] - c["warm_median_s"],
                     "eager_cold": e["cold_s"] if both else None,

@@ -19,7 +19,7 @@ def jacobian(framework: str, name: str, problem: str, params: dict, output: str 
     strategy.check(problem, params["dtype"])
     if output and not Path(output).parent.is_dir():
         raise UsageError(f"cannot write {output}: the folder {Path(output).parent} does not exist")
-    case = make_case(problem, params)
+    case = make_case(problem, params, streamed=strategy.blocked)
     start = time.perf_counter()
     result = strategy.build(case)()
     elapsed = time.perf_counter() - start

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jacbench.problems.gbm import GBMCase
+from jacbench.strategies import blocked
 from jacbench.strategies.registry import JacobianResult
 
 # float64 cases need x64; float32 inputs stay float32 because every input is typed explicitly.
@@ -53,6 +54,8 @@ def _runner(case: GBMCase, fn) -> Callable[[], JacobianResult]:
 
 
 def build_simulation(case: GBMCase, execution: str = "jit") -> Callable[[], np.ndarray]:
+    if execution == "blocked-jit":
+        return _blocked(case, simulate, blocked.simulation_runner)
     args = _args(case)
     jitted = jax.jit(simulate)
     return lambda: np.asarray(jitted(*args))
@@ -95,29 +98,62 @@ def build_jacfwd(case: GBMCase):
     return _runner(case, fn)
 
 
-def build_jvp(case: GBMCase):
-    def fn(spot, vol, z, t, drift):
-        f = lambda a, b: simulate(a, b, z, t, drift)  # noqa: E731
-        one, zero = jnp.ones_like(spot), jnp.zeros_like(spot)
-        s, d_spot = jax.jvp(f, (spot, vol), (one, zero))
-        _, d_vol = jax.jvp(f, (spot, vol), (zero, one))
-        return s, d_spot, d_vol
+def _jvp(spot, vol, z, t, drift):
+    f = lambda a, b: simulate(a, b, z, t, drift)  # noqa: E731
+    one, zero = jnp.ones_like(spot), jnp.zeros_like(spot)
+    s, d_spot = jax.jvp(f, (spot, vol), (one, zero))
+    _, d_vol = jax.jvp(f, (spot, vol), (zero, one))
+    return s, d_spot, d_vol
 
-    return _runner(case, fn)
+
+def build_jvp(case: GBMCase):
+    return _runner(case, _jvp)
+
+
+def _pathwise(spot, vol, z, t, drift):
+    n = z.shape[1]
+
+    # Per-path copies: d sum(S_T) / d copy_i is row i of the Jacobian.
+    def total(sp, vp):
+        s = simulate(sp, vp, z, t, drift)
+        return s.sum(), s
+
+    (d_spot, d_vol), s = jax.grad(total, argnums=(0, 1), has_aux=True)(
+        jnp.full((n,), spot), jnp.full((n,), vol)
+    )
+    return s, d_spot, d_vol
 
 
 def build_pathwise(case: GBMCase):
-    def fn(spot, vol, z, t, drift):
-        n = z.shape[1]
+    return _runner(case, _pathwise)
 
-        # Per-path copies: d sum(S_T) / d copy_i is row i of the Jacobian.
-        def total(sp, vp):
-            s = simulate(sp, vp, z, t, drift)
-            return s.sum(), s
 
-        (d_spot, d_vol), s = jax.grad(total, argnums=(0, 1), has_aux=True)(
-            jnp.full((n,), spot), jnp.full((n,), vol)
-        )
-        return s, d_spot, d_vol
+# --- path-blocked (see strategies.blocked): one block of paths at a time ---------------------
+#
+# The block's function is jitted once: every block, the last one zero-padded, has the shape
+# (M, B). The normals come from numpy (the case's, or the stream's), so the loop over blocks
+# is Python's, not a jax.lax.map inside the jit: a jitted loop would have to draw them with
+# jax.random, and the paths would then differ from every other framework's.
 
-    return _runner(case, fn)
+
+def _blocked(case: GBMCase, fn, runner, block_size: int | None = None):
+    p = case.params
+    spot, vol, drift = (jnp.asarray(case.scalar(v)) for v in (p.spot, p.vol, p.drift))
+    t = jnp.asarray(case.t)
+    jitted = jax.jit(fn)
+
+    def step(z):
+        out = jitted(spot, vol, jnp.asarray(z), t, drift)
+        return tuple(np.asarray(a) for a in (out if isinstance(out, tuple) else (out,)))
+
+    return runner(case, step, block_size, pad=True)
+
+
+def build_blocked_jvp(case: GBMCase, block_size: int | None = None):
+    """The two jax.jvp calls of build_jvp, jitted, on one block of paths at a time."""
+    return _blocked(case, _jvp, blocked.jacobian_runner, block_size)
+
+
+def build_blocked_pathwise(case: GBMCase, block_size: int | None = None):
+    """The pathwise gradient of build_pathwise, jitted, on one block of paths at a time."""
+    return _blocked(case, _pathwise, blocked.jacobian_runner, block_size)

@@ -24,6 +24,14 @@ from jacbench.strategies.memory_model import MemoryModel as M
 
 MODES = ("forward", "reverse", "none")
 BATCHINGS = ("loop", "vectorized", "chunked", "single-pass")
+# The execution of a path-blocked strategy is its framework's execution with this prefix
+# ("blocked-jit"): its simulation baseline is the same simulation, blocked the same way.
+BLOCKED = "blocked-"
+
+
+def is_blocked(execution: str) -> bool:
+    """Whether an execution mode runs one block of paths at a time (strategies.blocked)."""
+    return execution.startswith(BLOCKED)
 
 
 class JacobianResult(NamedTuple):
@@ -53,10 +61,21 @@ class Strategy:
     memory: MemoryModel = MemoryModel()  # predicted working memory (strategies.memory_model)
     # The same for the moments problems, one "path array" being the inputs (peak_moments)
     memory_moments: MemoryModel = MemoryModel(arrays=8, fixed_mib=20)
+    blocks: str = ""  # a path-blocked strategy: the name of the strategy it runs block by block
 
     @property
     def key(self) -> str:
         return f"{self.framework}/{self.name}"
+
+    @property
+    def blocked(self) -> bool:
+        """One block of paths at a time, the normals drawn per block (strategies.blocked)."""
+        return is_blocked(self.execution)
+
+    @property
+    def engine(self) -> str:
+        """The execution without the blocking: eager, function, xla, jit, inductor, numpy."""
+        return self.execution.removeprefix(BLOCKED)
 
     def entry(self, problem: str = "gbm") -> str:
         """The builder, "module:function": one module per framework and problem (the batched
@@ -110,6 +129,8 @@ class Strategy:
 
         if case.problem != "gbm":
             return moments.relative_error(result.jacobian, moments.jacobian_closed_form(case.x))
+        if case.streamed:  # N may be 10^8: the closed form is computed a block at a time
+            return gbm.jacobian_error(case, result.jacobian)
         if self.faithful:
             reference = gbm.jacobian_from_terminal(case.params, result.terminal)
         else:
@@ -123,12 +144,14 @@ def _load(entry: str) -> Callable:
 
 
 def _s(framework, name, mode, batching, execution, description, **kw) -> Strategy:
-    compiled = execution in ("function", "xla", "jit", "inductor")
+    compiled = execution.removeprefix(BLOCKED) in ("function", "xla", "jit", "inductor")
     return Strategy(framework, name, mode, batching, compiled, execution, description, **kw)
 
 
 F32 = ("float32",)
 BOTH = ("gbm", "moments")
+BLOCK_NOTE = (" One block of paths at a time (the normals drawn per block, nothing of size "
+              "M x N held), written into the N x 2 result.")  # fmt: skip
 
 STRATEGIES: tuple[Strategy, ...] = (
     # --- PyTorch -------------------------------------------------------------------------
@@ -193,6 +216,12 @@ STRATEGIES: tuple[Strategy, ...] = (
        "functorch answer to the second question.",
        problems=("moments-batch",),
        memory_moments=M(arrays=6, fixed_mib=150)),
+    _s("torch", "blocked-jvp", "forward", "loop", "blocked-eager",
+       "The two torch.func.jvp calls of jvp." + BLOCK_NOTE,
+       memory=M(arrays=0, block=32, fixed_mib=30), blocks="jvp"),
+    _s("torch", "blocked-pathwise", "reverse", "single-pass", "blocked-eager",
+       "The pathwise gradient of pathwise." + BLOCK_NOTE,
+       memory=M(arrays=0, block=23, fixed_mib=30), blocks="pathwise"),
     # --- TensorFlow ----------------------------------------------------------------------
     _s("tensorflow", "question", "reverse", "vectorized", "eager",
        "The question's program as written: tf.random.normal inside, no cumulative sum of the "
@@ -229,11 +258,23 @@ STRATEGIES: tuple[Strategy, ...] = (
     _s("tensorflow", "pathwise-xla", "reverse", "single-pass", "xla",
        "Pathwise gradient inside tf.function(jit_compile=True) (XLA).",
        memory=M(arrays=4, fixed_mib=95)),
+    _s("tensorflow", "blocked-forward-function", "forward", "loop", "blocked-function",
+       "The ForwardAccumulator passes of forward-accumulator-function, in one tf.function."
+       + BLOCK_NOTE,
+       memory=M(arrays=0, block=11, fixed_mib=30), blocks="forward-accumulator-function"),
+    _s("tensorflow", "blocked-pathwise-function", "reverse", "single-pass", "blocked-function",
+       "The pathwise gradient of pathwise-function, in one tf.function." + BLOCK_NOTE,
+       memory=M(arrays=0, block=9, fixed_mib=30), blocks="pathwise-function"),
     _s("tensorflow", "batch-jacobian", "reverse", "vectorized", "eager",
        "GradientTape.batch_jacobian: per-row Jacobians of a batch (a batch of one for a "
        "single X).",
        problems=("moments", "moments-batch"),
        memory_moments=M(arrays=27, fixed_mib=20)),
+    _s("tensorflow", "tape-jacobian-function", "reverse", "vectorized", "function",
+       "GradientTape.jacobian (pfor) inside tf.function: traced and vectorized once, on the "
+       "first call; eagerly, pfor traces a new function on every call.",
+       problems=("moments",),
+       memory_moments=M(arrays=26, fixed_mib=10)),
     # --- JAX -----------------------------------------------------------------------------
     _s("jax", "jacrev", "reverse", "vectorized", "jit",
        "jax.jacrev under jit: vmap over N VJPs.",
@@ -259,6 +300,12 @@ STRATEGIES: tuple[Strategy, ...] = (
     _s("jax", "pathwise", "reverse", "single-pass", "jit",
        "Per-path spot and vol; one jax.grad of sum(S_T) under jit.",
        memory=M(arrays=6.5, fixed_mib=40)),
+    _s("jax", "blocked-jvp", "forward", "loop", "blocked-jit",
+       "The two jax.jvp calls of jvp, jitted once for a block." + BLOCK_NOTE,
+       memory=M(arrays=0, block=11, fixed_mib=40), blocks="jvp"),
+    _s("jax", "blocked-pathwise", "reverse", "single-pass", "blocked-jit",
+       "The pathwise gradient of pathwise, jitted once for a block." + BLOCK_NOTE,
+       memory=M(arrays=0, block=17, fixed_mib=40), blocks="pathwise"),
     # --- numpy ---------------------------------------------------------------------------
     _s("numpy", "analytic", "none", "single-pass", "numpy",
        "The closed form: (S_T / S0, S_T (W_T - sigma T)).",

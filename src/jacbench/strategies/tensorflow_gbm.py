@@ -12,6 +12,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from jacbench.problems.gbm import GBMCase  # noqa: E402
+from jacbench.strategies import blocked  # noqa: E402
 from jacbench.strategies.registry import JacobianResult  # noqa: E402
 
 
@@ -60,6 +61,8 @@ def _wrap(fn, execution: str):
 
 
 def build_simulation(case: GBMCase, execution: str = "eager") -> Callable[[], np.ndarray]:
+    if execution == "blocked-function":
+        return _blocked(case, simulate, blocked.simulation_runner)
     x = _Inputs(case)
     sim = _wrap(simulate, execution)
     return lambda: sim(x.spot, x.vol, *x.data).numpy()
@@ -201,3 +204,39 @@ def build_pathwise_function(case: GBMCase):
 
 def build_pathwise_xla(case: GBMCase):
     return _build_pathwise(case, "xla")
+
+
+# --- path-blocked (see strategies.blocked): one block of paths at a time ---------------------
+
+
+def _blocked(case: GBMCase, fn, runner, block_size: int | None = None):
+    """fn(spot, vol, z, t, drift) as one tf.function traced once for (M, any number of paths),
+    called on each block."""
+    p = case.params
+    dtype = tf.as_dtype(p.dtype)
+    spot, vol, drift = (tf.constant(v, dtype=dtype) for v in (p.spot, p.vol, p.drift))
+    t = tf.constant(case.t)
+    scalar = tf.TensorSpec([], dtype)
+    graph = tf.function(
+        fn,
+        input_signature=[scalar, scalar, tf.TensorSpec([p.steps, None], dtype),
+                         tf.TensorSpec([p.steps + 1], dtype), scalar],
+    )  # fmt: skip
+
+    def step(z):
+        out = graph(spot, vol, tf.constant(z), t, drift)
+        return tuple(a.numpy() for a in (out if isinstance(out, tuple | list) else (out,)))
+
+    return runner(case, step, block_size)
+
+
+def build_blocked_forward_function(case: GBMCase, block_size: int | None = None):
+    """The ForwardAccumulator passes of build_forward_accumulator_function, in one tf.function
+    called on one block of paths at a time."""
+    return _blocked(case, _forward, blocked.jacobian_runner, block_size)
+
+
+def build_blocked_pathwise_function(case: GBMCase, block_size: int | None = None):
+    """The pathwise gradient of build_pathwise_function, in one tf.function called on one
+    block of paths at a time."""
+    return _blocked(case, _pathwise, blocked.jacobian_runner, block_size)

@@ -9,6 +9,7 @@ import torch
 from torch.autograd.functional import jacobian
 
 from jacbench.problems.gbm import GBMCase
+from jacbench.strategies import blocked
 from jacbench.strategies.registry import JacobianResult
 
 
@@ -47,6 +48,8 @@ def _result(d_spot, d_vol, terminal) -> JacobianResult:
 
 
 def build_simulation(case: GBMCase, execution: str = "eager") -> Callable[[], np.ndarray]:
+    if execution == "blocked-eager":
+        return _blocked_simulation(case)
     x = _Inputs(case)
     f = x.f
     if execution == "inductor":
@@ -237,3 +240,55 @@ def build_compiled_pathwise(case: GBMCase) -> Callable[[], JacobianResult]:
         return _result(d_spot, d_vol, s)
 
     return run
+
+
+# --- path-blocked (see strategies.blocked): one block of paths at a time ---------------------
+
+
+def _scalars(case: GBMCase):
+    """spot, vol, t, drift as tensors: a blocked strategy's inputs, the normals excepted."""
+    p = case.params
+    dtype = getattr(torch, p.dtype)
+    return (
+        torch.tensor(p.spot, dtype=dtype),
+        torch.tensor(p.vol, dtype=dtype),
+        torch.from_numpy(case.t),
+        torch.tensor(p.drift, dtype=dtype),
+    )
+
+
+def _blocked_simulation(case: GBMCase, block_size: int | None = None):
+    spot, vol, t, drift = _scalars(case)
+
+    def step(z):
+        with torch.no_grad():
+            return (simulate(spot, vol, torch.from_numpy(z), t, drift).numpy(),)
+
+    return blocked.simulation_runner(case, step, block_size)
+
+
+def build_blocked_jvp(case: GBMCase, block_size: int | None = None):
+    """The two torch.func.jvp calls of build_jvp, on one block of paths at a time."""
+    spot, vol, t, drift = _scalars(case)
+
+    def step(z):
+        z = torch.from_numpy(z)
+        s, d_spot, d_vol = _two_jvps(lambda a, b: simulate(a, b, z, t, drift), spot, vol)
+        return s.numpy(), d_spot.numpy(), d_vol.numpy()
+
+    return blocked.jacobian_runner(case, step, block_size)
+
+
+def build_blocked_pathwise(case: GBMCase, block_size: int | None = None):
+    """The pathwise gradient of build_pathwise, on one block of paths at a time."""
+    spot, vol, t, drift = _scalars(case)
+
+    def step(z):
+        z = torch.from_numpy(z)
+        sp = spot.expand(z.shape[1]).clone().requires_grad_()
+        vp = vol.expand(z.shape[1]).clone().requires_grad_()
+        s = simulate(sp, vp, z, t, drift)
+        d_spot, d_vol = torch.autograd.grad(s.sum(), (sp, vp))
+        return s.detach().numpy(), d_spot.numpy(), d_vol.numpy()
+
+    return blocked.jacobian_runner(case, step, block_size)

@@ -1,0 +1,103 @@
+"""The path-blocked strategies against the strategies they block: the GBM chapter's "beyond
+memory" section, its figure and its numbers (strategies.blocked says what blocking is)."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from jacbench.constants import AD_FRAMEWORKS
+from jacbench.measure.targets import SimulationTarget
+from jacbench.report import formats, queries
+from jacbench.report.figure_style import style
+from jacbench.report.figures_scaling import PANEL_HEIGHT, SCALING_WIDTH, scaling
+from jacbench.report.formats import NOT_MEASURED
+from jacbench.strategies import registry
+
+
+def pairs(framework: str) -> list[tuple[str, str]]:
+    """(blocked strategy, the strategy it blocks) of a framework, in the registry's order."""
+    return [(s.name, s.blocks) for s in registry.by_framework(framework, "gbm") if s.blocked]
+
+
+def names(framework: str) -> list[str]:
+    """What the figure draws for a framework: each pair, and the blocked simulation."""
+    drawn = [n for pair in pairs(framework) for n in pair]
+    executions = {registry.get(framework, b).execution for b, _ in pairs(framework)}
+    return drawn + [SimulationTarget(framework, e).text for e in sorted(executions)]
+
+
+def figure(df: pd.DataFrame, metric: str = "time", frameworks=AD_FRAMEWORKS):
+    """Warm time or peak memory against N, one panel per framework: the blocked strategies,
+    the ones they block and the blocked simulation, every line labelled at its end."""
+    style()
+    frameworks = [f for f in frameworks if pairs(f)]
+    fig, axes = plt.subplots(len(frameworks), 1, figsize=(SCALING_WIDTH,
+                             PANEL_HEIGHT * len(frameworks) + 0.4))  # fmt: skip
+    for ax, fw in zip(np.atleast_1d(axes), frameworks, strict=True):
+        scaling(df, fw, metric, strategies=names(fw), ax=ax, emphasis=False)
+    return fig
+
+
+def summary(df: pd.DataFrame, framework: str, name: str) -> dict[str, str]:
+    """The numbers of one blocked strategy: the largest N it ran, its time, peak and ratio to
+    its blocked simulation there, its peak at N = 10^6, and the largest N the strategy it
+    blocks ran. Missing values read NOT_MEASURED."""
+    twin = registry.get(framework, name).blocks
+    top = queries.largest_ok(df, framework, name)
+    at_million = queries.one(queries.gbm(df, framework=framework, strategy=name, status="ok"),
+                             paths=1_000_000)  # fmt: skip
+    twin_top = queries.largest_ok(df, framework, twin)
+    return {
+        "name": name,
+        "twin": twin,
+        "n": NOT_MEASURED if top is None else formats.count(top["paths"]),
+        "time": NOT_MEASURED if top is None else formats.time(top["warm_median_s"]),
+        "peak": NOT_MEASURED if top is None else formats.size(top["peak"]),
+        "ratio": NOT_MEASURED if top is None else formats.ratio_with_spread(top),
+        "peak_1e6": NOT_MEASURED if at_million is None else formats.size(at_million["peak"]),
+        "twin_n": NOT_MEASURED if twin_top is None else formats.count(twin_top["paths"]),
+    }
+
+
+def table(df: pd.DataFrame, frameworks=AD_FRAMEWORKS) -> pd.DataFrame:
+    """One row per blocked strategy ("jax/blocked-jvp"): summary's numbers, the last the
+    largest N of the strategy it blocks, with short column names so that the table fits the
+    book's column; "–" where a value was not measured."""
+    rows = [summary(df, fw, b) | {"key": f"{fw}/{b}"}
+            for fw in frameworks for b, _ in pairs(fw)]  # fmt: skip
+    columns = {"key": "strategy", "n": "largest N", "time": "time", "peak": "peak",
+               "peak_1e6": "peak at 10^6", "ratio": "× simulation",
+               "twin_n": "unblocked to N"}  # fmt: skip
+    # In a cell a dash says "not measured" (the prose says it in words).
+    out = pd.DataFrame(rows, columns=list(columns)).replace(NOT_MEASURED, "–")
+    return out.rename(columns=columns)
+
+
+def furthest(df: pd.DataFrame, framework: str) -> str | None:
+    """The framework's blocked strategy that ran correctly at the largest N (the lower ratio
+    to its simulation among equals), or None where none ran."""
+    best = None
+    for name, _ in pairs(framework):
+        top = queries.largest_ok(df, framework, name)
+        if top is None:
+            continue
+        ratio = top["ratio_median"] if pd.notna(top["ratio_median"]) else np.inf
+        key = (-int(top["paths"]), ratio)
+        if best is None or key < best[0]:
+            best = (key, name)
+    return None if best is None else best[1]
+
+
+def phrase(df: pd.DataFrame, framework: str) -> str:
+    """'blocked-pathwise to N = 10,000,000: peak 715.6 MiB (572.5 MiB at N = 10^6), 1.33×
+    [1.30–1.36] its blocked simulation's time' for the framework's furthest blocked strategy;
+    NOT_MEASURED where none ran."""
+    name = furthest(df, framework)
+    if name is None:
+        return NOT_MEASURED
+    s = summary(df, framework, name)
+    at_million = "" if s["peak_1e6"] == NOT_MEASURED else f" ({s['peak_1e6']} at N = 10^6)"
+    ratio = "" if s["ratio"] == "–" else f", {s['ratio']} its blocked simulation's time"
+    return f"{name} to N = {s['n']}: {s['time']} a call, peak {s['peak']}{at_million}{ratio}"
