@@ -100,3 +100,34 @@ def test_bad_input_exits_2(args, capsys):
     assert main(["crossover", *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "Traceback" not in err[0]
+
+
+def test_a_shorter_side_bounds_the_extremes_of_a_large_total():
+    s = shapes.shapes(2**16, steps=9, side=2**12)
+    assert s[0] == (2**12, 2**4) and s[-1] == (2**4, 2**12) and (2**8, 2**8) in s
+    assert all(m * n == 2**16 and max(m, n) <= 2**12 for m, n in s)
+    # Symmetric about the square shape: the same aspects on the tall and the wide side.
+    assert [m / n for m, n in s] == [n / m for m, n in reversed(s)]
+    # The default side keeps the full range of smaller totals: one column to one row.
+    assert shapes.shapes(1024, steps=6) == shapes.shapes(1024, steps=6, side=1024)
+    for total, side in ((2**16, 2**7), (2**16, 3000), (2**16, 2**16), (2**10, 2**11)):
+        with pytest.raises(UsageError, match="longest side"):
+            shapes.shapes(total, side=side)
+
+
+def test_a_profile_crossover_side_reaches_the_cases():
+    todo = crossover.cases(["numpy"], total=2**10, steps=3, repeats=1, side=2**6)
+    assert {(c.outputs, c.inputs) for c in todo} == {(64, 16), (32, 32), (16, 64)}
+
+
+@pytest.mark.parametrize("side", ["100", "16"])
+def test_bad_side_exits_2(side, capsys):
+    assert main(["crossover", "--frameworks", "numpy", "--total", "1024", "--side", side]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "longest side" in err[0]
+
+
+def test_a_kept_smaller_crossover_is_left_out():
+    rows = [{"outputs": m, "inputs": n} for m, n in ((64, 16), (16, 64), (32, 1), (1, 32))]
+    assert crossover.largest_total(rows) == rows[:2]
+    assert crossover.largest_total([]) == []

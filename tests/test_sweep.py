@@ -232,6 +232,7 @@ BAD_PROFILES = {
     "unknown strategy": ("groups:\n  - {frameworks: [jax], strategies: [warp]}\n", "warp"),
     "bad size": ("groups:\n  - {frameworks: [jax], strategies: [jvp], paths: [1e3.5]}\n", "paths"),
     "unknown crossover key": ("groups: []\ncrossover: {totl: 64}\n", "totl"),
+    "crossover side too short": ("groups: []\ncrossover: {total: 4096, side: 32}\n", "side"),
 }
 
 

@@ -63,7 +63,10 @@ def _add_problem_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--dtype", default=d.dtype, help=f"one of {', '.join(DTYPES)}")
     p.add_argument(
-        "--chunk-size", type=_size(), default=d.chunk_size, help="batch of the chunked strategies"
+        "--chunk-size",
+        type=_size(),
+        default=d.chunk_size,
+        help="batch of the chunked strategies; for the blocked ones, the MiB a block may use",
     )
     p.add_argument("--inputs", type=_size(), default=100_000, help="n, inputs of --problem moments")
     p.add_argument(
@@ -153,8 +156,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("crossover", help="forward against reverse time from tall to wide shapes")
     p.add_argument("--frameworks", default="torch,tensorflow,jax")
-    p.add_argument("--total", type=_size(), default=2**12, help="m * n, a power of two <= 2^14")
+    p.add_argument("--total", type=_size(), default=2**12, help="m * n, a power of two")
     p.add_argument("--steps", type=int, default=9, help="shapes from tall to wide")
+    p.add_argument(
+        "--side",
+        type=_size(),
+        default=None,
+        help="longest side m or n at the extremes, a power of two from sqrt(total) "
+        "to min(total, 2^14) (default: both extremes, m = total and n = total)",
+    )
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--threads", type=int, default=1)
     _add_limits(p)
@@ -290,6 +300,7 @@ def cmd_crossover(args: argparse.Namespace) -> int:
         out=Path(args.out) if args.out else None,
         total=args.total,
         steps=args.steps,
+        side=args.side,
         repeats=args.repeats,
         threads=args.threads,
         mem_cap=args.mem_cap,

@@ -42,6 +42,9 @@ class Case:
     warm_budget_s: float = 10.0
     # Worker processes that time the target against its simulation baseline, interleaved.
     ratio_processes: int = 1
+    # Run even where the memory model predicts a peak far above the cap (the runner otherwise
+    # skips such a case): to record how long it ran and what it held when the cap stopped it.
+    run_despite_model: bool = False
     problem: str = "gbm"
     target: Target = field(init=False, repr=False, compare=False)
 
@@ -62,6 +65,9 @@ class Case:
                 raise UsageError(f"{name} must be at least 1, got {getattr(self, name)}")
         if not self.timeout > 0:
             raise UsageError(f"timeout must be positive, got {self.timeout}")
+        if not isinstance(self.run_despite_model, bool):
+            given = self.run_despite_model
+            raise UsageError(f"run_despite_model must be true or false, got {given!r}")
         object.__setattr__(self, "target", target)
 
     @property
@@ -88,7 +94,10 @@ class Case:
         }
 
     def key(self, env: str) -> str:
-        text = json.dumps([self.spec_row(), env], sort_keys=True)
+        spec = self.spec_row()
+        if self.run_despite_model:  # in the key only when set: every other key is unchanged
+            spec["run_despite_model"] = True
+        text = json.dumps([spec, env], sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     @property

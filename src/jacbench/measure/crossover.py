@@ -18,9 +18,12 @@ from jacbench.measure.targets import MODES, CrossoverTarget, parse
 from jacbench.problems import shapes
 from jacbench.units import parse_bytes
 
-# A profile's "crossover" entry, where it leaves a setting out.
-DEFAULTS = {"total": 1024, "steps": 7, "repeats": 5, "warm_budget_s": 2.0, "threads": 1,
-            "timeout": 300, "jobs": 1, "frameworks": list(AD_FRAMEWORKS)}  # fmt: skip
+# A profile's "crossover" entry, where it leaves a setting out. side: the longest side m or n
+# at the tall and wide extremes (None: total, from a single column to a single row); a large
+# total with a shorter side measures where arithmetic, not per-call overhead, dominates.
+DEFAULTS = {**shapes.SHAPE_DEFAULTS, "repeats": 5, "warm_budget_s": 2.0,
+            "threads": 1, "timeout": 300, "jobs": 1,
+            "frameworks": list(AD_FRAMEWORKS)}  # fmt: skip
 
 
 def cases(
@@ -32,6 +35,7 @@ def cases(
     threads: int = 1,
     mem_cap: int | str | None = None,
     timeout: float = 300,
+    side: int | None = None,
 ) -> list[Case]:
     """Both modes at every shape from tall to wide, in each framework."""
     cap = parse_bytes(mem_cap) if mem_cap else harness.default_mem_cap()
@@ -40,7 +44,7 @@ def cases(
              outputs=m, inputs=n, repeats=repeats, warm_budget_s=warm_budget_s,
              threads=threads, mem_cap=cap, timeout=timeout)
         for fw in frameworks
-        for m, n in shapes.shapes(total, steps)
+        for m, n in shapes.shapes(total, steps, side)
         for mode in MODES
     ]  # fmt: skip
 
@@ -63,13 +67,32 @@ def measure(
     out: Path | None = None,
     jobs: int = 1,
     quiet: bool = True,
+    side: int | None = None,
 ) -> list[dict]:
     """Measure the crossover's cases into out (a temporary file if None); its rows."""
-    todo = cases(frameworks, total, steps, repeats, warm_budget_s, threads, mem_cap, timeout)
+    todo = cases(frameworks, total, steps, repeats, warm_budget_s, threads, mem_cap, timeout,
+                 side)  # fmt: skip
     if out is not None:
-        return read(runner.run_sweep(todo, Path(out), quiet=quiet, jobs=jobs))
+        return _of(todo, read(runner.run_sweep(todo, Path(out), quiet=quiet, jobs=jobs)))
     with tempfile.TemporaryDirectory(prefix="jacbench-crossover-") as tmp:
-        return read(runner.run_sweep(todo, Path(tmp) / "crossover.csv", quiet=quiet, jobs=jobs))
+        path = Path(tmp) / "crossover.csv"
+        return _of(todo, read(runner.run_sweep(todo, path, quiet=quiet, jobs=jobs)))
+
+
+def _of(todo: list[Case], rows: list[dict]) -> list[dict]:
+    """The rows of these cases' shapes: a file kept from an earlier crossover of another total
+    or side holds rows of other shapes too."""
+    wanted = {(c.framework, c.outputs, c.inputs) for c in todo}
+    return [r for r in rows if (r["framework"], r["outputs"], r["inputs"]) in wanted]
+
+
+def largest_total(rows: list[dict]) -> list[dict]:
+    """The rows of the largest total m * n in a crossover file (one that was kept from an
+    earlier, smaller crossover holds both)."""
+    if not rows:
+        return rows
+    total = max(r["outputs"] * r["inputs"] for r in rows)
+    return [r for r in rows if r["outputs"] * r["inputs"] == total]
 
 
 def run_profile(profile: dict, results: Path, quiet: bool = False) -> Path:
@@ -79,7 +102,8 @@ def run_profile(profile: dict, results: Path, quiet: bool = False) -> Path:
     out = path_for(results)
     measure(list(c["frameworks"]), int(c["total"]), int(c["steps"]), int(c["repeats"]),
             float(c["warm_budget_s"]), int(c["threads"]), c.get("mem_cap"), float(c["timeout"]),
-            out=out, jobs=int(c["jobs"]), quiet=quiet)  # fmt: skip
+            out=out, jobs=int(c["jobs"]), quiet=quiet,
+            side=None if c["side"] is None else int(c["side"]))  # fmt: skip
     return out
 
 

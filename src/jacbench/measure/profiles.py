@@ -26,8 +26,8 @@ CALLABLE = CallableTarget.kind  # the "framework" of a group of callables
 TOP_KEYS = ("name", "jobs", "defaults", "groups", "crossover")
 GROUP_KEYS = ("problem", "frameworks", "strategies", "exclude", "paths", "inputs", "batch",
               "steps", "dtypes", "chunk_size", "threads", "allocators", "mem_cap", "timeout",
-              "repeats", "warm_budget_s", "ratio_processes")  # fmt: skip
-CROSSOVER_KEYS = ("total", "steps", "repeats", "warm_budget_s", "threads", "frameworks",
+              "repeats", "warm_budget_s", "ratio_processes", "run_despite_model")  # fmt: skip
+CROSSOVER_KEYS = ("total", "steps", "side", "repeats", "warm_budget_s", "threads", "frameworks",
                   "mem_cap", "timeout", "jobs")  # fmt: skip
 OVERRIDE_KEYS = ("frameworks", "strategies", "paths", "inputs", "problems", "allocators",
                  "mem_cap", "timeout", "threads")  # fmt: skip
@@ -92,6 +92,21 @@ def _target(framework: str, name: str, problem: str) -> Target | None:
     return target if target.framework == framework and runs else None
 
 
+def _check_crossover_shapes(where: str, entry: dict) -> None:
+    """UsageError, before any case runs, where the crossover's total, steps and side give no
+    shapes (the crossover is measured after the sweep)."""
+    from jacbench.problems import shapes
+
+    c = {**shapes.SHAPE_DEFAULTS, **entry}
+    try:
+        side = None if c["side"] is None else int(c["side"])
+        shapes.shapes(int(c["total"]), int(c["steps"]), side)
+    except (TypeError, ValueError):
+        raise UsageError(f"{where}: total, steps and side must be integers") from None
+    except UsageError as e:
+        raise UsageError(f"{where}: {e}") from None
+
+
 def check_profile(data: dict, label: str) -> None:
     """UsageError for the first unknown key, framework, problem or strategy in a profile."""
     _unknown_keys(f"profile {label!r}", data, TOP_KEYS)
@@ -99,6 +114,7 @@ def check_profile(data: dict, label: str) -> None:
     _unknown_keys(f"profile {label!r} crossover", data.get("crossover") or {}, CROSSOVER_KEYS)
     _check_frameworks(f"profile {label!r} crossover", _as_list((data.get("crossover") or {})
                                                                 .get("frameworks")))  # fmt: skip
+    _check_crossover_shapes(f"profile {label!r} crossover", data.get("crossover") or {})
     defaults = data.get("defaults") or {}
     for i, group in enumerate(data["groups"], 1):
         where = f"profile {label!r} group {i}"
@@ -110,6 +126,7 @@ def check_profile(data: dict, label: str) -> None:
                              f"{', '.join(PROBLEMS)}")  # fmt: skip
         frameworks = _as_list(g.get("frameworks")) or list(FRAMEWORKS)
         _check_frameworks(where, frameworks)
+        _run_despite_model(g, where)
         spec = g.get("strategies")
         if spec in (None, "all"):
             continue
@@ -119,6 +136,15 @@ def check_profile(data: dict, label: str) -> None:
                     f"{where}: strategy {name!r} exists in none of {', '.join(frameworks)} for "
                     f"problem {problem}; see 'jacbench strategies'"
                 )
+
+
+def _run_despite_model(g: dict, where: str) -> bool:
+    """The group's run_despite_model: true runs its cases even where the memory model predicts
+    a peak far above the cap (to record how long they ran and what they held when stopped)."""
+    value = g.get("run_despite_model", False)
+    if not isinstance(value, bool):
+        raise UsageError(f"{where}: run_despite_model must be true or false, got {value!r}")
+    return value
 
 
 def check_overrides(overrides: dict) -> dict:
@@ -179,6 +205,7 @@ def _settings(g: dict, overrides: dict) -> dict[str, Any]:
         "repeats": parse_size(g.get("repeats", 5), "repeats"),
         "warm_budget_s": float(g.get("warm_budget_s", 10)),
         "ratio_processes": parse_size(g.get("ratio_processes", 1), "ratio_processes"),
+        "run_despite_model": _run_despite_model(g, "a profile group"),
     }
 
 

@@ -1,6 +1,8 @@
 """Running cases: each in capped worker processes, one results row each, resumably.
 
-A case whose predicted peak is far above its cap is skipped on the model's word. A case with a
+A case whose predicted peak is far above its cap is skipped on the model's word, unless it asks
+to run despite the model (to record how long it ran and what it held when the cap stopped it).
+A case whose cap is above half the machine's RAM runs alone, never beside another. A case with a
 simulation baseline is timed against it in pairs, in its own worker and, if one call is quick
 enough, in ratio_processes - 1 more (pyperf's way: the spread between processes shows too).
 A rerun skips every case whose key (spec and environment) is already in the file.
@@ -14,6 +16,8 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from jacbench.constants import GIB
 from jacbench.errors import UsageError
@@ -62,7 +66,8 @@ def measure_case(case: Case) -> dict[str, Any]:
     row: dict[str, Any] = case.spec_row()
     predicted = predicted_peak(case)
     row["predicted_peak"] = predicted
-    if predicted is not None and predicted > 1.5 * case.mem_cap:
+    above = predicted is not None and predicted > 1.5 * case.mem_cap
+    if above and not case.run_despite_model:
         row.update(
             status="skipped-predicted",
             message=f"predicted peak {predicted / GIB:.1f} GiB is above 1.5x the cap "
@@ -80,7 +85,36 @@ def measure_case(case: Case) -> dict[str, Any]:
         ratios += _more_ratios(case, limits, rec)
     row.update({k: rec.get(k) for k in store.METRIC_FIELDS if k in rec})
     row.update(ratio_summary(ratios))
+    if above:
+        note = f"run despite the model's predicted peak of {predicted / GIB:.1f} GiB"
+        row["message"] = f"{row['message']}; {note}" if row.get("message") else note
     return row
+
+
+def runs_alone(case: Case, ram: int | None = None) -> bool:
+    """Whether the case must run with no other beside it: its cap is above half the RAM, so a
+    second case could take what the first is allowed to reach."""
+    ram = psutil.virtual_memory().total if ram is None else ram
+    return case.mem_cap > ram // 2
+
+
+def batches(cases: list, jobs: int, ram: int | None = None) -> list[tuple[list, int]]:
+    """The cases (or (case, key) pairs) in their order as batches to run one after the other,
+    each with the workers it may use: a case that runs alone is a batch of one, with one."""
+    out: list[tuple[list, int]] = []
+    together: list = []
+    for item in cases:
+        case = item[0] if isinstance(item, tuple) else item
+        if runs_alone(case, ram):
+            if together:
+                out.append((together, jobs))
+                together = []
+            out.append(([item], 1))
+        else:
+            together.append(item)
+    if together:
+        out.append((together, jobs))
+    return out
 
 
 def measure_one(case: Case) -> dict[str, Any]:
@@ -154,7 +188,8 @@ def run_sweep(
     """Measure every case not yet in out; write the metadata sidecar; return out.
 
     With jobs > 1, that many workers run at once (give each case threads * jobs <= cores, or
-    the cases slow each other down); this process alone writes the rows, one at a time.
+    the cases slow each other down), except that a case whose cap is above half the RAM runs
+    alone (see batches); this process alone writes the rows, one at a time.
     """
     out = Path(out)
     try:
@@ -182,17 +217,18 @@ def run_sweep(
             done.add(key)
             todo.append((case, key))
     try:
-        with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
-            pending = {}
-            for case, key in todo:
-                progress.start(case)
-                pending[pool.submit(measure_case, case)] = (case, key)
-            for future in as_completed(pending):
-                case, key = pending[future]
-                row = future.result()
-                row.update(key=key, env=env_key)
-                store.append_row(out, row)
-                progress.finish(case, row)
+        for batch, workers in batches(todo, max(jobs, 1)):
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                pending = {}
+                for case, key in batch:
+                    progress.start(case)
+                    pending[pool.submit(measure_case, case)] = (case, key)
+                for future in as_completed(pending):
+                    case, key = pending[future]
+                    row = future.result()
+                    row.update(key=key, env=env_key)
+                    store.append_row(out, row)
+                    progress.finish(case, row)
     except KeyboardInterrupt:
         harness.kill_all()  # rows already written stay; a rerun measures the rest
         raise

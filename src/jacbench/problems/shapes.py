@@ -12,8 +12,9 @@ import numpy as np
 from jacbench.constants import DTYPES
 from jacbench.errors import UsageError
 
-# m * n at most this: at the tall and wide extremes the identity basis holds total^2 numbers.
-MAX_TOTAL = 2**14
+# The longest side m or n at most this: at the tall and wide extremes the identity basis of the
+# slower mode holds side^2 numbers (2^28 floats, 1 GiB in float32).
+MAX_SIDE = 2**14
 
 
 @dataclass(frozen=True)
@@ -67,14 +68,29 @@ def jacobian_closed_form(w: np.ndarray, x: np.ndarray) -> np.ndarray:
     return (1 - np.tanh(w64 @ x64) ** 2)[:, None] * w64
 
 
-def shapes(total: int, steps: int = 9) -> list[tuple[int, int]]:
-    """(outputs m, inputs n) with m * n = total, from tall (m = total) to wide (n = total)."""
-    if total < 2 or total & (total - 1) or total > MAX_TOTAL:
+# The crossover's shape settings where a profile leaves them out.
+SHAPE_DEFAULTS = {"total": 1024, "steps": 7, "side": None}
+
+
+def shapes(total: int, steps: int = 9, side: int | None = None) -> list[tuple[int, int]]:
+    """(outputs m, inputs n) with m * n = total, from tall to wide: from m = side to n = side
+    (side defaults to total, at most MAX_SIDE: from a single column to a single row).
+
+    A larger total with a shorter side keeps the extremes' identity basis (side^2 numbers) in
+    memory while each shape's arithmetic grows: the aspects then run from side^2 / total to
+    total / side^2.
+    """
+    if total < 2 or total & (total - 1):
+        raise UsageError(f"the crossover's total m * n must be a power of two, got {total}")
+    side = min(total, MAX_SIDE) if side is None else side
+    if side & (side - 1) or not total <= side * side or side > min(total, MAX_SIDE):
         raise UsageError(
-            f"the crossover's total m * n must be a power of two up to {MAX_TOTAL}, got {total}"
+            f"the crossover's longest side must be a power of two from sqrt(total) to "
+            f"min(total, {MAX_SIDE}), got {side} for total {total}"
         )
     if steps < 2:
         raise UsageError(f"the crossover needs at least 2 shapes, got {steps}")
-    exponent = int(round(np.log2(total)))
-    ks = np.unique(np.linspace(0, exponent, steps).round().astype(int))
+    exponent, longest = int(round(np.log2(total))), int(round(np.log2(side)))
+    # n = 2^k from the tallest shape (m = side) to the widest (n = side).
+    ks = np.unique(np.linspace(exponent - longest, longest, steps).round().astype(int))
     return [(int(2 ** (exponent - k)), int(2**k)) for k in ks]

@@ -1,7 +1,8 @@
 """The crossover's two modes in each framework: the (m, n) Jacobian of tanh(W x).
 
 Forward mode pushes the n unit tangents through in one vectorized pass; reverse mode pulls the
-m unit cotangents back in one. Frameworks are imported only when a builder is called.
+m unit cotangents back in one; each compiled or traced once where the framework can (jax.jit,
+tf.function), eager in PyTorch. Frameworks are imported only when a builder is called.
 """
 
 from __future__ import annotations
@@ -45,15 +46,19 @@ def build(framework: str, mode: str, case: ShapesCase) -> Callable[[], np.ndarra
         def f(v):
             return tf.tanh(tf.linalg.matvec(wt, v))
 
+        # Each mode inside one tf.function, traced on the first call: eagerly, pfor (behind
+        # both GradientTape.jacobian and vectorized_map) traces and vectorizes anew on every
+        # call, and that overhead, not the modes' arithmetic, would be what the crossover timed.
         if mode == "reverse":
 
-            def rev():
+            @tf.function
+            def rev(v):
                 with tf.GradientTape() as tape:
-                    tape.watch(xt)
-                    y = f(xt)
-                return tape.jacobian(y, xt).numpy()
+                    tape.watch(v)
+                    y = f(v)
+                return tape.jacobian(y, v)
 
-            return rev
+            return lambda: rev(xt).numpy()
 
         def column(e):
             with tf.autodiff.ForwardAccumulator(primals=xt, tangents=e) as acc:
@@ -61,8 +66,13 @@ def build(framework: str, mode: str, case: ShapesCase) -> Callable[[], np.ndarra
             return acc.jvp(y)
 
         basis = tf.eye(x.shape[0], dtype=wt.dtype)
-        # pfor over the n unit tangents: n JVPs in one vectorized pass.
-        return lambda: tf.transpose(tf.vectorized_map(column, basis)).numpy()
+
+        @tf.function
+        def fwd(basis):
+            # pfor over the n unit tangents: n JVPs in one vectorized pass.
+            return tf.transpose(tf.vectorized_map(column, basis))
+
+        return lambda: fwd(basis).numpy()
     if framework == "numpy":
         return lambda: shapes.jacobian_closed_form(w, x).astype(w.dtype)
     raise ValueError(f"unknown framework {framework!r}")
