@@ -104,13 +104,17 @@ TALL = {
     ),
     "jax": (
         "strategies/jax_gbm",
-        ["build_pathwise", "build_jvp", "_runner"],
+        ["_pathwise", "build_pathwise", "_jvp", "build_jvp", "_runner"],
         ["jax.grad(", "jax.jvp(", "jax.jit("],
     ),
 }
 WIDE = {
     "torch": ("strategies/torch_moments", ["_grad_loop"], ["torch.autograd.grad("]),
-    "tensorflow": ("strategies/tensorflow_moments", ["_tape"], ["tape.jacobian("]),
+    "tensorflow": (
+        "strategies/tensorflow_moments",
+        ["build_tape_jacobian_function"],
+        ["tape.jacobian(", "@tf.function"],
+    ),
     "jax": ("strategies/jax_moments", ["_runner", "build_jacrev"], ["jax.jacrev"]),
 }
 HVP = {

@@ -36,6 +36,7 @@ def test_every_chapter_is_one_notebook_stored_as_text():
         assert not re.search(r"\{glue(:\w+)?\}`[^`]*::", path.read_text()), path.name
 
 
+@pytest.mark.slow  # executes a notebook (about 10 s each)
 @pytest.mark.parametrize("name", book.NOTEBOOKS)
 def test_each_notebook_runs_alone_on_the_small_fixture(name, tmp_path, monkeypatch):
     """The analysis of every chapter, tested without a sweep: the committed 49-row fixture
@@ -59,6 +60,21 @@ def test_no_executed_notebook_holds_an_error(built):
             for output in cell.get("outputs", []):
                 assert output.get("output_type") != "error", f"{path.name}: {output.get('ename')}"
                 assert output.get("name") != "stderr", f"{path.name}: {output.get('text')[:300]}"
+
+
+def test_no_cell_shows_a_stray_value_or_print(built):
+    """A cell's output is a table, a figure or Markdown: never the repr its last line left
+    behind (a glued text's '2.0 MiB') or a print, which a reader sees as debris."""
+    out, _ = built
+    for path in sorted((out / "src" / "notebooks").glob("*.ipynb")):
+        nb = nbformat.read(str(path), as_version=4)
+        for i, cell in enumerate(nb.cells):
+            for output in cell.get("outputs", []):
+                where = f"{path.name} cell {i}"
+                assert output.get("output_type") != "stream", f"{where}: {output.get('text')}"
+                if output.get("output_type") == "execute_result":
+                    kinds = set(output.get("data", {})) - {"text/plain"}
+                    assert kinds, f"{where} shows {output['data'].get('text/plain')}"
 
 
 def test_glued_numbers_appear_in_the_html(built):
