@@ -30,6 +30,7 @@ def _probe(name: str, **kw) -> dict:
     return measure_case(case)
 
 
+@pytest.mark.slow  # runs capped worker processes (a sweep, a kill, a timeout)
 def test_known_allocation_is_measured_within_5_percent():
     row = _probe("allocate_400mb", repeats=2)
     assert row["status"] == "ok", row["message"]
@@ -39,6 +40,7 @@ def test_known_allocation_is_measured_within_5_percent():
     assert row["cold_peak"] - row["cold_rss_before"] == row["cold_peak_over_baseline"]
 
 
+@pytest.mark.slow  # runs capped worker processes (a sweep, a kill, a timeout)
 def test_allocation_past_the_cap_is_killed_and_recorded():
     row = _probe("allocate_forever", mem_cap=harness.GIB)
     assert row["status"] == "memory-cap"
@@ -47,6 +49,7 @@ def test_allocation_past_the_cap_is_killed_and_recorded():
     assert harness.GIB < row["watched_peak_rss"] < 2 * harness.GIB
 
 
+@pytest.mark.slow  # runs capped worker processes (a sweep, a kill, a timeout)
 def test_sleeping_callable_times_out():
     row = _probe("sleep_forever", timeout=3)
     assert row["status"] == "timeout"
@@ -163,6 +166,7 @@ def test_measure_passes_the_model_parameters(capsys):
     assert row["status"] == "ok" and row["max_rel_error"] < 1e-4
 
 
+@pytest.mark.slow  # runs capped worker processes (a sweep, a kill, a timeout)
 def test_a_kill_after_the_worker_reported_keeps_its_measurements():
     row = _probe("report_then_allocate", mem_cap=harness.GIB)
     assert row["status"] == "ok" and row["warm_median_s"] == 0.25

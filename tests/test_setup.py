@@ -49,6 +49,7 @@ def test_the_makefile_and_ci_install_the_packages_through_one_script():
     assert "make test" in ci and "apt-get" not in ci  # one place installs them
 
 
+@pytest.mark.slow  # collects the whole suite (about 8 s)
 def test_the_fast_tier_leaves_out_every_test_that_sweeps_or_builds_the_book():
     from conftest import HEAVY_FIXTURES
 

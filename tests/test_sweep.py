@@ -23,6 +23,7 @@ def _rows(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+@pytest.mark.slow  # runs capped worker processes (a sweep, a kill, a timeout)
 def test_probe_sweep_records_every_outcome_and_goes_on(tmp_path, capsys):
     out = tmp_path / "probes.csv"
     assert (
@@ -48,6 +49,7 @@ def test_probe_sweep_records_every_outcome_and_goes_on(tmp_path, capsys):
         assert word in meta
 
 
+@pytest.mark.slow  # runs capped worker processes (a sweep, a kill, a timeout)
 def test_rerun_measures_nothing_twice(tmp_path):
     out = tmp_path / "naps.csv"
     profile = tmp_path / "naps.yaml"
@@ -65,6 +67,7 @@ def test_rerun_measures_nothing_twice(tmp_path):
     assert out.read_text() == first
 
 
+@pytest.mark.slow  # runs capped worker processes (a sweep, a kill, a timeout)
 def test_killed_sweep_rerun_has_every_case_once(tmp_path):
     out = tmp_path / "killed.csv"
     profile = tmp_path / "six.yaml"
@@ -151,6 +154,7 @@ def test_unknown_profile_strategy_is_a_usage_error(tmp_path):
         profiles.expand(profiles.load_profile(str(p)))
 
 
+@pytest.mark.slow  # runs capped worker processes (a sweep, a kill, a timeout)
 def test_results_file_of_another_version_is_refused_with_the_way_out(tmp_path, capsys):
     old = tmp_path / "old.csv"
     before = [c for c in store.COLUMNS if not c.startswith("ratio_")]
@@ -197,6 +201,7 @@ def test_moments_groups_expand_by_inputs_and_batch(tmp_path):
     assert {c.problem for c in only} == {"moments"} and {c.inputs for c in only} == {7}
 
 
+@pytest.mark.slow  # runs capped worker processes (a sweep, a kill, a timeout)
 def test_a_moments_sweep_is_measured_and_checked(tmp_path):
     cases = [
         Case(framework="jax", strategy="jacrev", problem="moments", inputs=1000,
