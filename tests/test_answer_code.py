@@ -94,7 +94,7 @@ def squeeze(text: str) -> str:
 TALL = {
     "torch": (
         "strategies/torch_gbm",
-        ["build_pathwise", "_two_jvps", "build_jvp"],
+        ["_pathwise", "build_pathwise", "_two_jvps", "build_jvp"],
         ["torch.autograd.grad(", "torch.func.jvp("],
     ),
     "tensorflow": (

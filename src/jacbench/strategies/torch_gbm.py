@@ -193,17 +193,22 @@ def build_jvp(case: GBMCase) -> Callable[[], JacobianResult]:
     return run
 
 
+def _pathwise(f, spot, vol, n):
+    # One copy of each parameter per path: path i depends only on copy i, so the gradient
+    # of sum(S_T) with respect to copy i is exactly row i of the Jacobian.
+    spot = spot.expand(n).clone().requires_grad_()
+    vol = vol.expand(n).clone().requires_grad_()
+    terminal = f(spot, vol)
+    d_spot, d_vol = torch.autograd.grad(terminal.sum(), (spot, vol))
+    return terminal, d_spot, d_vol
+
+
 def build_pathwise(case: GBMCase) -> Callable[[], JacobianResult]:
     x = _Inputs(case)
 
     def run() -> JacobianResult:
-        # One copy of each parameter per path: path i depends only on copy i, so the gradient
-        # of sum(S_T) with respect to copy i is exactly row i of the Jacobian.
-        spot = x.spot.expand(x.n).clone().requires_grad_()
-        vol = x.vol.expand(x.n).clone().requires_grad_()
-        s = x.f(spot, vol)
-        d_spot, d_vol = torch.autograd.grad(s.sum(), (spot, vol))
-        return _result(d_spot, d_vol, s)
+        terminal, d_spot, d_vol = _pathwise(x.f, x.spot, x.vol, x.n)
+        return _result(d_spot, d_vol, terminal)
 
     return run
 
@@ -285,10 +290,8 @@ def build_blocked_pathwise(case: GBMCase, block_size: int | None = None):
 
     def step(z):
         z = torch.from_numpy(z)
-        sp = spot.expand(z.shape[1]).clone().requires_grad_()
-        vp = vol.expand(z.shape[1]).clone().requires_grad_()
-        s = simulate(sp, vp, z, t, drift)
-        d_spot, d_vol = torch.autograd.grad(s.sum(), (sp, vp))
+        f = lambda a, b: simulate(a, b, z, t, drift)  # noqa: E731
+        s, d_spot, d_vol = _pathwise(f, spot, vol, z.shape[1])
         return s.detach().numpy(), d_spot.numpy(), d_vol.numpy()
 
     return blocked.jacobian_runner(case, step, block_size)
