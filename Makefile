@@ -2,13 +2,18 @@
 #   make test   create .venv, install the pinned dependencies, the package and the Debian
 #               packages the tests use (as root), run every test (what CI runs)
 #   make test-fast   the unit tier: no sweep, no book, no browser (under 2 minutes)
-#   make book   the main job: set up, then build the report (see README)
+#   make book   the main job: set up, then build the report from the committed reference
+#               dataset (book/reference), measuring nothing; PROFILE=quick|standard|full
+#               measures that profile on this machine first and builds from it
+#   make reference   measure what the reference dataset lacks of the standard profile and
+#               redraw the README's figure from it (on a quiet machine: over an hour)
 #   make pdf    print the built book to _build/pdf/jacbench.pdf (after make book)
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-PROFILE ?= standard
+# Empty: the book is built from the reference dataset; quick, standard or full: measured here.
+PROFILE ?=
 # The CPU build of torch 2.13.0 lies on this machine's disk; PyPI's would be a multi-GB CUDA build.
 WHEELS ?= /opt/wheels
 PIP_LINKS := $(if $(wildcard $(WHEELS)),--find-links $(WHEELS),)
@@ -17,7 +22,7 @@ PIP_LINKS := $(if $(wildcard $(WHEELS)),--find-links $(WHEELS),)
 PINS_HASH := $(shell $(PYTHON) -c "import tomllib,hashlib; d=tomllib.load(open('pyproject.toml','rb'))['project']['dependencies']; print(hashlib.sha256('\n'.join(d).encode()).hexdigest()[:16])")
 STAMP := $(VENV)/.installed-$(PINS_HASH)
 
-.PHONY: env packages test test-fast lint format book check-html pdf linkcheck clean
+.PHONY: env packages test test-fast lint format book reference check-html pdf linkcheck clean
 
 env: $(STAMP)
 
@@ -55,11 +60,22 @@ format: $(STAMP)
 	$(BIN)/ruff format src tests
 	$(BIN)/ruff check --fix src tests
 
-# Sweep the profile (reusing results already measured), execute the notebooks with papermill,
-# build _build/html with jupyter-book -W.
+# Execute the notebooks with papermill on the reference dataset and build _build/html with
+# jupyter-book -W; with PROFILE, sweep that profile first (reusing results already measured in
+# results/PROFILE.csv) and build from it.
 book: $(STAMP)
+ifeq ($(strip $(PROFILE)),)
+	$(BIN)/jacbench book
+else
 	@.ci/packages libjemalloc2
 	$(BIN)/jacbench book --profile $(PROFILE)
+endif
+
+# The reference dataset: the standard profile's cases it lacks measured into book/reference
+# (nothing else may run on the machine meanwhile), then its README figure redrawn.
+reference: $(STAMP)
+	@.ci/packages libjemalloc2
+	$(BIN)/jacbench reference
 
 # Open every page of the built book in headless Chromium (Debian's chromium) and list problems;
 # screenshots for review go to _build/screenshots.

@@ -1,4 +1,4 @@
-"""The book: every notebook executed by papermill with the quick results, built with -W."""
+"""The book: every notebook executed by papermill on the reference dataset, built with -W."""
 
 import re
 from pathlib import Path
@@ -129,7 +129,7 @@ def test_parameters_box_replaces_the_injected_cell(built):
     html = (out / "html" / "notebooks" / "04-gbm.html").read_text()
     assert "Parameters of this run" in html
     assert "injected-parameters" not in html
-    assert "quick.csv" in html
+    assert "book/reference/standard.csv" in html
 
 
 def test_a_failing_notebook_names_itself_and_its_cell(tmp_path):

@@ -1,4 +1,4 @@
-"""The quick book opened page by page in headless Chromium, and what the checker catches."""
+"""The book opened page by page in headless Chromium, and what the checker catches."""
 
 import json
 import re

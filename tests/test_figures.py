@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 from matplotlib.colors import to_hex
+from matplotlib.text import Text
 
 from jacbench.constants import FRAMEWORKS
-from jacbench.report import data, figures
+from jacbench.report import data, figures, figures_scaling
 from jacbench.strategies import registry
 
 FIXTURE = Path(__file__).parent / "data" / "results-small.csv"
@@ -131,8 +132,62 @@ def test_the_gbm_chapter_states_its_conditions_and_prices_compilation(built):
         figure = re.search(rf'<figure[^>]*id="{label}".*?</figure>', html, flags=re.S).group(0)
         caption = re.search(r"<figcaption>.*?</figcaption>", figure, flags=re.S).group(0)
         pasted = re.findall(r'<span class="pasted-text">([^<]*)</span>', caption)
-        assert pasted and pasted[0].startswith("the quick profile; M = 52 steps, float32, 1 thr")
+        assert pasted and pasted[0].startswith("the standard profile; M = 52 steps, float32, 2 thr")
     section = html[html.index('id="the-price-of-compilation"') :]
     table = re.search(r"<table.*?</table>", section, flags=re.S).group(0)
     assert "compiled-pathwise" in table and "pathwise-function" in table
     assert "no eager variant" in table  # JAX: said in the table, no counterpart invented
+
+
+def _question_twice(df):
+    """The fixture with TensorFlow's program at one N measured twice, as the standard profile
+    does at 10,000: skipped on the model under 8 GiB, then run and killed under 16 GiB with a
+    longer timeout, beside a strategy that timed out at 300 s."""
+    import pandas as pd
+
+    q = df[(df["framework"] == "tensorflow") & (df["strategy"] == "question")]
+    n = int(q["paths"].max()) * 10
+    skipped = q.iloc[[0]].assign(paths=n, status="skipped-predicted", mem_cap=8 * 2**30,
+                                 timeout=300.0, warm_median_s=None)  # fmt: skip
+    killed = q.iloc[[0]].assign(paths=n, status="memory-cap", mem_cap=16 * 2**30,
+                                timeout=900.0, warm_median_s=None)  # fmt: skip
+    loop = df[(df["framework"] == "tensorflow") & (df["strategy"] != "question")].iloc[[0]]
+    slow = loop.assign(paths=n, status="timeout", timeout=300.0, warm_median_s=None)
+    return pd.concat([df, skipped, killed, slow], ignore_index=True), n
+
+
+def test_a_case_measured_under_two_caps_is_drawn_once_as_the_run_that_went_furthest(df):
+    both, n = _question_twice(df)
+    rows = figures_scaling._rows(both, "tensorflow", "float32", "glibc")
+    at_n = rows[(rows["strategy"] == "question") & (rows["paths"] == n)]
+    assert list(at_n["status"]) == ["memory-cap"]
+    assert int(at_n["mem_cap"].iloc[0]) == 16 * 2**30
+    assert not rows.duplicated(["strategy", "paths"]).any()
+
+
+def test_each_timeout_line_says_its_value_and_the_labels_do_not_meet(df):
+    both, _ = _question_twice(df)
+    fig = figures.scaling_grid(both, metric="time", frameworks=["tensorflow"])
+    ax = fig.axes[0]
+    labels = [t for t in ax.texts if t.get_text().startswith("timeout")]
+    texts = [t.get_text() for t in labels]
+    assert {"timeout 300 s", "timeout 900 s"} <= set(texts) and len(set(texts)) == len(texts)
+    fig.canvas.draw()
+    boxes = [t.get_window_extent() for t in labels]
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+
+
+def test_no_two_line_labels_overlap_in_the_reference_datasets_figure():
+    """The published book's main figure: every framework's labels readable, none drawn over
+    another (TensorFlow's panel ends nine strong lines at the same N)."""
+    ref = data.load(Path(__file__).resolve().parents[1] / "book" / "reference" / "standard.csv")
+    fig = figures.scaling_grid(ref, metric="time")
+    fig.canvas.draw()
+    for ax in fig.axes:
+        labels = [t for t in ax.texts if not t.get_text().startswith(("timeout", "memory cap"))]
+        # The text's own box: an annotation's would take in its leader line too.
+        boxes = [Text.get_window_extent(t) for t in labels]
+        clash = [(labels[i].get_text(), labels[j].get_text())
+                 for i in range(len(boxes)) for j in range(i + 1, len(boxes))
+                 if boxes[i].overlaps(boxes[j])]  # fmt: skip
+        assert not clash, f"{ax.get_title(loc='left')}: {clash[:3]}"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from jacbench.measure import crossover, store
-from jacbench.report import browser, data
+from jacbench.report import browser, data, reference
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_PAGE = Path("notebooks") / "08-results.html"
@@ -26,9 +26,9 @@ def _text_files(folder: Path):
             yield path
 
 
-def test_no_page_names_a_path_of_the_machine_that_built_it(built, quick_results):
+def test_no_page_names_a_path_of_the_machine_that_built_it(built, book_results):
     out, _ = built
-    results, _ = quick_results
+    results = book_results
     paths = _machine_paths(out, results)
     checked = 0
     for path in _text_files(out / "html"):
@@ -40,7 +40,9 @@ def test_no_page_names_a_path_of_the_machine_that_built_it(built, quick_results)
     # The parameters box names the results file, not where it lies.
     page = (out / "html" / "notebooks" / "04-gbm.html").read_text()
     box = re.search(r"Parameters of this run.*?</ul>", page, flags=re.S).group(0)
-    assert results.name in box and "/" not in re.sub(r"<[^>]+>", "", box)
+    shown = re.sub(r"<[^>]+>", "", box)
+    assert reference.RESULTS.as_posix() in shown  # the path within the checkout
+    assert not re.search(r"(^|\s|')/", shown)  # and no absolute one
 
 
 def _table_data(html: str) -> list:
@@ -55,9 +57,9 @@ def _downloads(html: str, page: Path) -> dict[str, Path]:
     return {Path(h).name: (page.parent / h).resolve() for h in hrefs}
 
 
-def test_all_results_page_holds_every_row_and_its_files(built, quick_results):
+def test_all_results_page_holds_every_row_and_its_files(built, book_results):
     out, _ = built
-    results, _ = quick_results
+    results = book_results
     page = out / "html" / RESULTS_PAGE
     html = page.read_text()
     # The interactive table, with DataTables embedded in the page (no network needed).
@@ -65,7 +67,8 @@ def test_all_results_page_holds_every_row_and_its_files(built, quick_results):
     rows = _table_data(html)
     assert len(rows) == len(data.load(results)) > 0
     # Links to the results and their metadata (and the crossover measured beside them), each
-    # file copied into the built book, byte for byte.
+    # file copied into the built book, byte for byte; the results' metadata with one field
+    # added, which dataset the book was built from.
     links = _downloads(html, page)
     expected = {"results.csv": results, "results.meta.json": store.meta_path(results)}
     if crossover.path_for(results).exists():
@@ -73,7 +76,13 @@ def test_all_results_page_holds_every_row_and_its_files(built, quick_results):
     for name, source in expected.items():
         assert name in links, f"no download link to {name}: {sorted(links)}"
         assert links[name].is_file() and (out / "html") in links[name].parents
-        assert links[name].read_bytes() == source.read_bytes(), name
+        if name == "results.meta.json":
+            staged = json.loads(links[name].read_text())
+            assert staged.pop("dataset") == {"source": reference.RESULTS.as_posix(),
+                                             "reference": True}  # fmt: skip
+            assert staged == json.loads(source.read_text())
+        else:
+            assert links[name].read_bytes() == source.read_bytes(), name
 
 
 _INFO = "() => document.querySelector('.dt-info').textContent"
@@ -87,9 +96,9 @@ _COLUMN = """(heading) => {
 
 
 @pytest.mark.parametrize("viewport", ["laptop", "phone"])
-def test_all_results_table_sorts_and_searches_in_chromium(built, quick_results, viewport):
+def test_all_results_table_sorts_and_searches_in_chromium(built, book_results, viewport):
     out, _ = built
-    results, _ = quick_results
+    results = book_results
     df = data.load(results)
     counts = df["status"].astype(str).value_counts()
     other = next(s for s in counts.index if s != "ok")  # a status only some rows have

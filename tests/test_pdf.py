@@ -1,4 +1,4 @@
-"""The quick book printed to one PDF: a page per chapter start, the headline numbers in it."""
+"""The book printed to one PDF: a page per chapter start, the headline numbers in it."""
 
 import re
 from html.parser import HTMLParser

@@ -172,14 +172,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="also keep the rows in this results CSV (resumable)")
     p.set_defaults(func=cmd_crossover)
 
-    p = sub.add_parser("book", help="sweep a profile, execute the notebooks, build the HTML book")
-    p.add_argument("--profile", default="standard", help="quick, standard or full")
+    p = sub.add_parser(
+        "book",
+        help="build the HTML book from the reference dataset, or measure a profile and build "
+        "from that",
+    )
+    p.add_argument(
+        "--profile",
+        help="quick, standard or full: measure it on this machine into results/PROFILE.csv "
+        "(cases already there are kept) and build from that (default: build from the "
+        "committed reference dataset, book/reference/standard.csv, measuring nothing)",
+    )
     p.add_argument("--results", help="results CSV (default: results/PROFILE.csv)")
     p.add_argument("--out", help="build folder (default: _build)")
     p.add_argument(
         "--no-measure", action="store_true", help="use the results as they are; sweep nothing"
     )
     p.set_defaults(func=cmd_book)
+
+    p = sub.add_parser(
+        "reference",
+        help="measure what the reference dataset (book/reference) lacks of the standard "
+        "profile, then redraw the README's figure from it",
+    )
+    p.add_argument("--figure-only", action="store_true", help="redraw the figure; measure nothing")
+    p.add_argument(
+        "--check", action="store_true", help="list what the dataset lacks; measure nothing"
+    )
+    p.set_defaults(func=cmd_reference)
 
     p = sub.add_parser(
         "notebook", help="convert one chapter notebook to .ipynb and execute it with papermill"
@@ -328,6 +348,27 @@ def cmd_book(args: argparse.Namespace) -> int:
         print(f"jacbench: book build stopped: {e}", file=sys.stderr)
         return 1
     print(index)
+    return 0
+
+
+def cmd_reference(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from jacbench.measure import store
+    from jacbench.report import book, reference
+
+    results = reference.results_path(Path(".")).resolve()
+    if args.check:
+        problems = reference.coverage_problems(results)
+        for line in problems:
+            print(line)
+        if not problems:
+            print(f"{reference.RESULTS}: every case of the {reference.PROFILE} profile is there")
+        return 1 if problems else 0
+    if not args.figure_only:
+        book.measure_profile(reference.PROFILE, results)
+    figure = reference.draw_figure(results, results.parent / reference.FIGURE.name)
+    print(f"{reference.RESULTS}: {len(store.read_rows(results))} rows; figure {figure}")
     return 0
 
 

@@ -95,15 +95,23 @@ def largest_total(rows: list[dict]) -> list[dict]:
     return [r for r in rows if r["outputs"] * r["inputs"] == total]
 
 
+def _settings(profile: dict) -> dict:
+    return {**DEFAULTS, **(profile.get("crossover") or {})}
+
+
+def profile_cases(profile: dict) -> list[Case]:
+    """The cases of a profile's crossover (its "crossover" entry, defaults filled in)."""
+    c = _settings(profile)
+    return cases(list(c["frameworks"]), int(c["total"]), int(c["steps"]), int(c["repeats"]),
+                 float(c["warm_budget_s"]), int(c["threads"]), c.get("mem_cap"),
+                 float(c["timeout"]), None if c["side"] is None else int(c["side"]))  # fmt: skip
+
+
 def run_profile(profile: dict, results: Path, quiet: bool = False) -> Path:
-    """Measure a profile's crossover (its "crossover" entry) beside its results, reusing the
-    rows already there; returns the file."""
-    c = {**DEFAULTS, **(profile.get("crossover") or {})}
+    """Measure a profile's crossover beside its results, reusing the rows already there;
+    returns the file."""
     out = path_for(results)
-    measure(list(c["frameworks"]), int(c["total"]), int(c["steps"]), int(c["repeats"]),
-            float(c["warm_budget_s"]), int(c["threads"]), c.get("mem_cap"), float(c["timeout"]),
-            out=out, jobs=int(c["jobs"]), quiet=quiet,
-            side=None if c["side"] is None else int(c["side"]))  # fmt: skip
+    runner.run_sweep(profile_cases(profile), out, quiet=quiet, jobs=int(_settings(profile)["jobs"]))
     return out
 
 

@@ -23,6 +23,7 @@ import nbformat
 
 from jacbench.errors import UsageError
 from jacbench.measure import crossover, profiles, runner, store
+from jacbench.report import reference
 
 # The notebooks in reading order; each chapter page in book/ pastes numbers from its notebook.
 NOTEBOOKS = (
@@ -67,24 +68,47 @@ def stage(root: Path, staging: Path) -> None:
         src = root / name
         dst = staging / name
         if src.is_dir():
-            shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "generated"))
+            # book/reference, the reference dataset, is staged as data/ like any results file.
+            ignore = shutil.ignore_patterns("__pycache__", "generated", "reference")
+            shutil.copytree(src, dst, ignore=ignore)
         else:
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst)
     (staging / "book" / "generated").mkdir(parents=True, exist_ok=True)
 
 
-def stage_data(results: Path, staging: Path) -> Path:
+def shown_path(results: Path, root: Path) -> str:
+    """A results file as the book names it: relative to the checkout (book/reference/standard.csv,
+    results/quick.csv) when it lies in it, else by its name alone; never a machine's path."""
+    try:
+        return Path(results).resolve().relative_to(Path(root).resolve()).as_posix()
+    except ValueError:
+        return Path(results).name
+
+
+def stage_data(results: Path, staging: Path, root: Path | None = None) -> Path:
     """Copy the results, the crossover rows beside them and each one's metadata sidecar, where
     they exist, into the staging tree under stable names (data/results.csv,
-    data/results.meta.json, data/results.crossover.csv, ...). Returns the staged results' path
-    relative to the staging tree."""
+    data/results.meta.json, data/results.crossover.csv, ...). The staged metadata says which
+    dataset it is ("dataset": its path as the book names it, and whether it is the committed
+    reference dataset), and the front page's paragraph on it is written to
+    book/generated/dataset.md. Returns the staged results' path relative to the staging tree."""
     staged = STAGED_RESULTS
     for src, dst in ((results, staged), (crossover.path_for(results), crossover.path_for(staged))):
         for a, b in ((src, dst), (store.meta_path(src), store.meta_path(dst))):
             if a.exists():
                 (staging / b).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(a, staging / b)
+    if root is not None:
+        is_reference = Path(results).resolve() == reference.results_path(root).resolve()
+        source = shown_path(results, root)
+        meta_file = staging / store.meta_path(staged)
+        meta = json.loads(meta_file.read_text()) if meta_file.exists() else {}
+        meta["dataset"] = {"source": source, "reference": is_reference}
+        meta_file.write_text(json.dumps(meta, indent=1))
+        generated = staging / "book" / "generated"
+        generated.mkdir(parents=True, exist_ok=True)
+        (generated / "dataset.md").write_text(reference.describe(meta, source, is_reference) + "\n")
     return staged
 
 
@@ -98,12 +122,17 @@ def parameters_for(results: Path) -> dict:
     }
 
 
-def shown_for(parameters: dict, results: Path) -> dict:
-    """The parameters as the book shows them: a staged file by the name of the file it copies
-    (quick.csv, quick.crossover.csv), never by a path of the machine that built the book."""
+def shown_for(parameters: dict, results: Path, root: Path | None = None) -> dict:
+    """The parameters as the book shows them: a staged file by the path of the file it copies
+    within the checkout (book/reference/standard.csv, results/quick.crossover.csv), or by its
+    name, never by a path of the machine that built the book."""
+
+    def shown(path: Path) -> str:
+        return shown_path(path, root) if root is not None else path.name
+
     names = {
-        STAGED_RESULTS.as_posix(): results.name,
-        crossover.path_for(STAGED_RESULTS).as_posix(): crossover.path_for(results).name,
+        STAGED_RESULTS.as_posix(): shown(results),
+        crossover.path_for(STAGED_RESULTS).as_posix(): shown(crossover.path_for(results)),
     }
     return {k: names.get(v, v) if isinstance(v, str) else v for k, v in parameters.items()}
 
@@ -274,15 +303,37 @@ def run_notebook(name: str, pairs: list[list[str]] | None, out: Path | None = No
     return execute(nb, params, root, source.relative_to(root))
 
 
+def measure_profile(profile: str, results: Path) -> Path:
+    """Sweep a profile into results and its crossover beside them, measuring only the cases the
+    files lack (both are resumable). Returns the results' path."""
+    _say(f"sweeping the {profile} profile into {results} (cases already measured are kept)")
+    spec = profiles.load_profile(profile)
+    runner.run_sweep(profiles.expand(spec), results, jobs=int(spec.get("jobs", 1)))
+    _say(f"the tall-to-wide crossover into {crossover.path_for(results)} (cases kept)")
+    crossover.run_profile(spec, results)
+    return results
+
+
 def build(
-    profile: str = "standard",
+    profile: str | None = None,
     root: Path = Path("."),
     results: Path | None = None,
     out: Path | None = None,
     measure: bool = True,
 ) -> Path:
-    """The whole job. Returns the path of index.html."""
+    """The whole job. Returns the path of index.html.
+
+    With no profile and no results, the book is built from the committed reference dataset and
+    nothing is measured; with a profile, its cases are swept on this machine into
+    results/PROFILE.csv (or results) first, unless measure is False."""
     root = root.resolve()
+    if profile is None and results is None:
+        results = reference.results_path(root)
+        measure = False
+        if not results.exists():
+            raise UsageError(f"the reference dataset {results} is missing; run make reference")
+        _say(f"building from the reference dataset {shown_path(results, root)} (no measuring)")
+    profile = profile or reference.PROFILE
     if profile not in profiles.profile_names():
         valid = ", ".join(profiles.profile_names())
         raise UsageError(f"unknown profile {profile!r}; choose one of: {valid}")
@@ -292,11 +343,7 @@ def build(
     timings = {}
     t0 = time.monotonic()
     if measure:
-        _say(f"sweeping the {profile} profile into {results} (cases already measured are kept)")
-        spec = profiles.load_profile(profile)
-        runner.run_sweep(profiles.expand(spec), results, jobs=int(spec.get("jobs", 1)))
-        _say(f"the tall-to-wide crossover into {crossover.path_for(results)} (cases kept)")
-        crossover.run_profile(spec, results)
+        measure_profile(profile, results)
     elif not results.exists():
         raise UsageError(f"no results at {results}; run without --no-measure first")
     store.check(results)  # UsageError if it is not a results file of this version
@@ -306,13 +353,13 @@ def build(
 
     t0 = time.monotonic()
     stage(root, staging)
-    staged = stage_data(results, staging)
+    staged = stage_data(results, staging, root)
     converted = {
         name: convert(source_of(root, name), staging / "notebooks" / f"{name}.ipynb")
         for name in NOTEBOOKS
     }
     planned = {name: declared(nb, parameters_for(staged)) for name, nb in converted.items()}
-    shown = {name: shown_for(params, results) for name, params in planned.items()}
+    shown = {name: shown_for(params, results, root) for name, params in planned.items()}
     # The reproducibility chapter lists every notebook's parameters from this file.
     (staging / "book" / "generated" / "parameters.json").write_text(json.dumps(shown, indent=1))
     for name, params in planned.items():

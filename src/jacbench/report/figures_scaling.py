@@ -44,6 +44,7 @@ COMPILERS = {"inductor": "torch.compile", "function": "tf.function", "xla": "XLA
 SCALING_WIDTH, PANEL_HEIGHT = 4.2, 3.0
 LABEL_SIZE, TEXT_SIZE = 10.5, 10.5
 LABEL_CHARS = 13  # longer names wrap at their hyphens, where they end at the right edge
+ROOM_FOR_LABELS = 0.95  # of a panel's height: what the line-end labels may take together
 
 
 def family(framework: str, name: str) -> str:
@@ -151,10 +152,23 @@ def compile_prices(df: pd.DataFrame, paths: int) -> list[dict]:
 # --- the figures ---------------------------------------------------------------------------------
 
 
+# Which of a strategy's rows at one N a figure draws when a profile measured it more than once
+# (the question's program at N = 10,000 skipped on the model under 8 GiB and run under 16 GiB):
+# a finished case first, then one that ran and was stopped, then one skipped on the model.
+_RANK = {"ok": 0, "memory-cap": 1, "timeout": 1, "error": 2, "skipped-predicted": 3}
+
+
 def _rows(df: pd.DataFrame, framework: str, dtype: str, allocator: str) -> pd.DataFrame:
+    """A framework's GBM rows, one per strategy and N: the most informative where the profile
+    measured a case under several caps."""
     rows = where(df, problem="gbm", target=("strategy", "simulation"), framework=framework,
                  dtype=dtype, allocator=allocator)  # fmt: skip
-    return rows.sort_values(["strategy", "paths"])
+    rank = rows["status"].map(_RANK).fillna(2)
+    # The larger cap or timeout wins a tie: the case that had the more room to finish.
+    order = rows.assign(_rank=rank, _cap=-rows["mem_cap"].fillna(0), _time=-rows["timeout"])
+    order = order.sort_values(["strategy", "paths", "_rank", "_cap", "_time"])
+    first = order.drop_duplicates(["strategy", "paths"], keep="first")
+    return first.drop(columns=["_rank", "_cap", "_time"])
 
 
 def _value(r: dict, metric: str) -> float:
@@ -232,6 +246,14 @@ def _place_labels(ax, anchors: list[tuple]) -> None:
                       "w": max(map(len, lines)) * LABEL_SIZE * 0.6 / w_pt,
                       "h": len(lines) * LABEL_SIZE * 1.3 / h_pt,
                       "colour": colour, "bold": bold, "xy": (x, y)})  # fmt: skip
+    # More labels than the panel's height holds (TensorFlow's many compiled variants end at the
+    # same N): the compiled variants' labels go first, the longest first; their colour and the
+    # key still say what those lines are.
+    while sum(i["h"] for i in items) > ROOM_FOR_LABELS:
+        compiled = [i for i in items if i["colour"] == FAMILIES["compiled"]]
+        if not compiled:
+            break
+        items.remove(max(compiled, key=lambda i: (i["h"], len(i["text"]))))
     for _ in range(300):  # relax: push overlapping pairs apart, keep inside the axes
         moved = False
         items.sort(key=lambda i: i["y"])
@@ -257,6 +279,13 @@ def _place_labels(ax, anchors: list[tuple]) -> None:
                                 "alpha": 0.8, "shrinkA": 0, "shrinkB": 2} if shifted else None,
                     bbox={"boxstyle": "square,pad=0.05", "fc": "white", "ec": "none",
                           "alpha": 0.75}, zorder=6)  # fmt: skip
+
+
+def _limit_text(limit: float, metric: str) -> str:
+    """A timeout in seconds or a cap in MiB as a label says it: 900 s, 16 GiB."""
+    if metric == "time":
+        return f"{limit:g} s"
+    return f"{limit / 1024:g} GiB" if limit >= 1024 else f"{limit:g} MiB"
 
 
 @FuncFormatter
@@ -304,7 +333,7 @@ def _panel(ax, df, framework, metric, strategies, dtype, allocator, emphasis, xl
     ax.tick_params(labelsize=TEXT_SIZE)
     if not anchors:
         ax.text(0.5, 0.5, "not measured in this profile", ha="center", transform=ax.transAxes)
-        return failed
+        return failed, []
     xs, ys = _extent(rows, metric)
     ax.set_xlim(*(xlim or _limits(xs)))
     ax.set_ylim(*(ylim or _limits(ys)))
@@ -314,14 +343,20 @@ def _panel(ax, df, framework, metric, strategies, dtype, allocator, emphasis, xl
     word = "timeout" if metric == "time" else "memory cap"
     lo, hi = ax.get_ylim()
     drawn = [r for r in rows if metric == "memory" or r["status"] != "ok"]
-    for limit in sorted({_failed_at(r, metric) for r in drawn}):
-        if np.isfinite(limit) and lo < limit < hi:
-            ax.axhline(limit, color="black", lw=0.7, ls=":", zorder=0)
-            ax.annotate(word, (0.01, limit), xycoords=("axes fraction", "data"), fontsize=9,
-                        xytext=(0, -3), textcoords="offset points", va="top")  # fmt: skip
-    labelled = [a for a in anchors if a[4]] or anchors
-    _place_labels(ax, labelled)
-    return failed
+    limits = [x for x in sorted({_failed_at(r, metric) for r in drawn})
+              if np.isfinite(x) and lo < x < hi]  # fmt: skip
+    for k, limit in enumerate(limits):
+        ax.axhline(limit, color="black", lw=0.7, ls=":", zorder=0)
+        # Each line says its value where a panel has more than one (a 300 s and a 900 s
+        # timeout); their labels alternate sides so that close lines' labels never meet.
+        text = f"{word} {_limit_text(limit, metric)}" if len(limits) > 1 else word
+        left = k % 2 == 0
+        ax.annotate(text, (0.01 if left else 0.99, limit), xycoords=("axes fraction", "data"),
+                    fontsize=9, xytext=(0, -3), textcoords="offset points", va="top",
+                    ha="left" if left else "right")  # fmt: skip
+    # Placed by the caller once the figure's layout is final (the key below the panels and a
+    # title shrink them, and the labels' spacing is computed from a panel's height).
+    return failed, [a for a in anchors if a[4]] or anchors
 
 
 def _key(failed: set, families: set, metric: str, emphasis: bool):
@@ -358,19 +393,23 @@ def scaling(df: pd.DataFrame, framework: str, metric: str = "time",
     own = ax is None
     if own:
         _, ax = plt.subplots(figsize=(SCALING_WIDTH, PANEL_HEIGHT + 0.9))
-    failed = _panel(ax, df, framework, metric, strategies, dtype, allocator, emphasis, None, None)
+    failed, labels = _panel(ax, df, framework, metric, strategies, dtype, allocator, emphasis,
+                            None, None)  # fmt: skip
     if own:
         names = strategies or sorted(set(_rows(df, framework, dtype, allocator)["strategy"]))
         families = {family(framework, n) for n in names}
         ax.figure.legend(*_key(failed, families, metric, emphasis), loc="outside lower center",
                          ncol=2, frameon=False, fontsize=TEXT_SIZE - 0.5,
                          handlelength=1.6, columnspacing=1.2)  # fmt: skip
+    _place_labels(ax, labels)
     return ax
 
 
 def scaling_grid(df: pd.DataFrame, metric: str = "time", frameworks=None,
-                 dtype: str = "float32", allocator: str = "glibc"):  # fmt: skip
-    """One panel per framework, stacked, on the same axes limits, with one key below."""
+                 dtype: str = "float32", allocator: str = "glibc",
+                 title: str | None = None):  # fmt: skip
+    """One panel per framework, stacked, on the same axes limits, with one key below (and a
+    title above, if given)."""
     style()
     frameworks = [f for f in (frameworks or registry.FRAMEWORKS)
                   if len(_rows(df, f, dtype, allocator))]  # fmt: skip
@@ -379,13 +418,19 @@ def scaling_grid(df: pd.DataFrame, metric: str = "time", frameworks=None,
     xlim, ylim = _limits(xs), _limits(ys)
     fig, axes = plt.subplots(len(frameworks) or 1, 1, figsize=(SCALING_WIDTH,
                              PANEL_HEIGHT * max(len(frameworks), 1) + 1.4))  # fmt: skip
-    failed, families = set(), set()
+    failed, families, labels = set(), set(), []
     if not frameworks:
         np.atleast_1d(axes)[0].text(0.5, 0.5, "not measured in this profile", ha="center")
     for ax, fw in zip(np.atleast_1d(axes), frameworks, strict=False):
-        failed |= _panel(ax, df, fw, metric, None, dtype, allocator, True, xlim, ylim)
+        seen, anchors = _panel(ax, df, fw, metric, None, dtype, allocator, True, xlim, ylim)
+        failed |= seen
+        labels.append((ax, anchors))
         families |= {family(fw, n) for n in {r["strategy"] for r in rows if r["framework"] == fw}}
     fig.legend(*_key(failed, families, metric, True), loc="outside lower center", ncol=2,
                frameon=False, fontsize=TEXT_SIZE - 0.5, handlelength=1.6,
                columnspacing=1.2)  # fmt: skip
+    if title:
+        fig.suptitle(title, fontsize=TEXT_SIZE)
+    for ax, anchors in labels:
+        _place_labels(ax, anchors)
     return fig

@@ -1,0 +1,188 @@
+"""The reference dataset: the standard profile measured on the reference machine, committed in
+``book/reference/`` so that the book's numbers ship with its code.
+
+``make book`` builds the book from it without measuring; ``make reference`` measures the cases
+it lacks (the resumable sweep, then the crossover) and redraws the README's figure from it. Local
+sweeps write to ``results/`` and never here. Its coverage is checked against the profile: a case
+the standard profile expands to and the dataset lacks, or a strategy the dataset holds and the
+registry no longer has, is named with the command that fixes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from jacbench.errors import UsageError
+from jacbench.measure import crossover, harness, profiles, store
+from jacbench.measure.case import Case
+from jacbench.measure.targets import parse
+
+FOLDER = Path("book/reference")
+PROFILE = "standard"
+RESULTS = FOLDER / f"{PROFILE}.csv"
+FIGURE = FOLDER / "gbm-time.png"
+GIB = 2**30
+
+
+def results_path(root: Path = Path(".")) -> Path:
+    return Path(root) / RESULTS
+
+
+@contextlib.contextmanager
+def _reference_ram(meta: dict):
+    """Expand profiles as on the machine that measured the dataset: a case without a cap of
+    its own gets min(8 GiB, half that machine's RAM), not this one's."""
+    ram = meta.get("ram_bytes")
+    saved = harness.default_mem_cap
+    if ram:
+        harness.default_mem_cap = lambda: min(8 * GIB, int(ram) // 2)
+    try:
+        yield
+    finally:
+        harness.default_mem_cap = saved
+
+
+def expected_cases(meta: dict, profile: str = PROFILE) -> list[Case]:
+    """The profile's cases and its crossover's, as the dataset's machine expands them."""
+    spec = profiles.load_profile(profile)
+    with _reference_ram(meta):
+        return profiles.expand(spec) + crossover.profile_cases(spec)
+
+
+def missing_cases(results: Path, profile: str = PROFILE) -> list[str]:
+    """The labels of the profile's cases (crossover included) that the dataset holds no row
+    of, keyed with the dataset's own environment."""
+    results = Path(results)
+    meta = store.read_meta(results) if store.meta_path(results).exists() else {}
+    env = meta.get("environment_key", "")
+    have = store.keys(results) if results.exists() else set()
+    cross = crossover.path_for(results)
+    if cross.exists():
+        have |= store.keys(cross)
+    return [c.label() for c in expected_cases(meta, profile) if c.key(env) not in have]
+
+
+def extra_cases(results: Path, profile: str = PROFILE) -> list[str]:
+    """Rows of the dataset that are no case of the profile (measured with other settings, or
+    of a case the profile dropped): the book would show them beside the profile's own."""
+    results = Path(results)
+    meta = store.read_meta(results) if store.meta_path(results).exists() else {}
+    env = meta.get("environment_key", "")
+    wanted = {c.key(env) for c in expected_cases(meta, profile)}
+    extra = []
+    for path in (results, crossover.path_for(results)):
+        if path.exists():
+            extra += [_label(r) for r in store.read_rows(path) if r["key"] not in wanted]
+    return extra
+
+
+def _label(r: dict) -> str:
+    size = f"N={int(r['paths']):,}" if r["paths"] else f"n={int(r['inputs']):,}"
+    if r["problem"] == "shapes":
+        size = f"{r['outputs']}x{r['inputs']}"
+    return f"{r['problem']} {r['framework']}/{r['strategy']} {size} {r['allocator']}"
+
+
+def unknown_strategies(results: Path) -> list[str]:
+    """framework/name of every target in the dataset (crossover included) that the registry
+    no longer knows."""
+    unknown = set()
+    for path in (Path(results), crossover.path_for(Path(results))):
+        if not path.exists():
+            continue
+        for r in store.read_rows(path):
+            try:
+                parse(r["framework"], r["strategy"])  # looks the record up: UsageError if gone
+            except UsageError:
+                unknown.add(f"{r['framework']}/{r['strategy']}")
+    return sorted(unknown)
+
+
+def coverage_problems(results: Path, profile: str = PROFILE) -> list[str]:
+    """What is wrong with the dataset against the code, one line each (empty when nothing)."""
+    problems = []
+    missing = missing_cases(results, profile)
+    if missing:
+        shown = ", ".join(missing[:12]) + (
+            f" and {len(missing) - 12} more" if len(missing) > 12 else ""
+        )
+        problems.append(
+            f"the {profile} profile has {len(missing)} case(s) that {results} lacks: {shown}; "
+            "run `make reference` to measure them"
+        )
+    extra = extra_cases(results, profile)
+    if extra:
+        more = f" and {len(extra) - 12} more" if len(extra) > 12 else ""
+        problems.append(
+            f"{results} holds {len(extra)} row(s) that are no case of the {profile} profile: "
+            + ", ".join(extra[:12])
+            + more
+            + "; delete them (the profile's settings changed, or they were measured by hand)"
+        )
+    unknown = unknown_strategies(results)
+    if unknown:
+        problems.append(
+            f"{results} holds strategies the registry no longer has: {', '.join(unknown)}; "
+            "remove their rows or run `make reference` after restoring them"
+        )
+    return problems
+
+
+def describe(meta: dict, source: str, reference: bool, rerun: str | None = None) -> str:
+    """One paragraph (Markdown) on the dataset a book was built from: which, where and when
+    it was measured, and how to measure one's own (rerun: where the book says how to rerun a
+    chapter; default the reproducibility chapter)."""
+    rerun = rerun or "{doc}`../notebooks/07-reproduce`"
+    ram = meta.get("ram_bytes")
+    machine = ", ".join(
+        x
+        for x in (
+            str(meta.get("cpu") or "an unnamed CPU"),
+            f"{meta['cores']} cores" if meta.get("cores") else "",
+            f"{ram / GIB:.0f} GiB of RAM" if ram else "",
+            "no GPU",
+        )
+        if x
+    )
+    date = str(meta.get("date", "an unrecorded date"))[:10]
+    versions = ", ".join(
+        f"{name} {meta[key]}"
+        for name, key in (("PyTorch", "torch"), ("TensorFlow", "tensorflow"), ("JAX", "jax"))
+        if meta.get(key)
+    )
+    commit = f" at commit `{meta['git_commit']}`" if meta.get("git_commit") else ""
+    what = (
+        f"the **reference dataset** (`{source}`, the {PROFILE} profile), the results the text "
+        "was written about, committed with the code"
+        if reference
+        else f"**results measured on the machine that built it** (`{source}`)"
+    )
+    own = (
+        "`make book` rebuilds these pages from it without measuring; "
+        "`make book PROFILE=quick` (or `standard`, `full`) measures on your machine and builds "
+        f"from that, and {rerun} says how to rerun one chapter with your own parameters."
+    )
+    return (
+        f"This build of the book was made from {what}. They were measured on {machine} "
+        f"({versions}), finished on {date}{commit}. {own}"
+    )
+
+
+def draw_figure(results: Path, out: Path) -> Path:
+    """The README's figure from a results file: the GBM chapter's warm time against N in each
+    framework (its figure of the same name), as a PNG."""
+    from jacbench.report import data, figures
+
+    df = data.load(results)
+    steps = sorted({int(v) for v in df.loc[df["problem"] == "gbm", "steps"].dropna()})
+    title = (
+        "The N×2 Jacobian of a GBM simulation (spot, vol): warm time against N\n"
+        f"{figures.profile_of(df)}, M = {'/'.join(map(str, steps))} steps, float32, CPU"
+    )
+    fig = figures.scaling_grid(
+        df, metric="time", frameworks=["torch", "tensorflow", "jax"], title=title
+    )
+    out = Path(out)
+    fig.savefig(out, dpi=100, bbox_inches="tight")
+    return out

@@ -1,0 +1,151 @@
+"""The committed reference dataset: it covers the standard profile the code expands to, holds no
+strategy the registry has lost, and the book says which dataset it was built from."""
+
+import csv
+import shutil
+from pathlib import Path
+
+import pytest
+
+from jacbench.cli import main
+from jacbench.measure import crossover, store
+from jacbench.report import book, reference
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / reference.RESULTS
+
+
+def test_the_reference_dataset_covers_the_standard_profile():
+    """Fails, naming the cases and `make reference`, when a strategy or a profile change asks
+    for a case the committed dataset does not hold, or it holds one the registry lost."""
+    problems = reference.coverage_problems(RESULTS)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_reference_dataset_and_its_figure_are_committed_files():
+    for path in (RESULTS, store.meta_path(RESULTS), crossover.path_for(RESULTS)):
+        assert path.exists(), f"{path.relative_to(ROOT)} is missing; run make reference"
+    for path in (RESULTS, crossover.path_for(RESULTS)):
+        store.check(path)  # a results file of this version's columns
+    assert (ROOT / reference.FIGURE).stat().st_size > 10_000
+    assert "book/reference/gbm-time.png" in (ROOT / "README.md").read_text()
+    # Local sweeps never write here: results/ is their folder, and it is not committed.
+    assert "results/" in (ROOT / ".gitignore").read_text().split()
+    assert reference.FOLDER.as_posix() not in (ROOT / ".gitignore").read_text()
+
+
+@pytest.fixture()
+def copy(tmp_path):
+    """A copy of the dataset (results, crossover, metadata) to spoil."""
+    for path in (RESULTS, crossover.path_for(RESULTS)):
+        for p in (path, store.meta_path(path)):
+            shutil.copy2(p, tmp_path / p.name)
+    return tmp_path / RESULTS.name
+
+
+def _rewrite(path: Path, change) -> None:
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    rows = change(rows)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=store.COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def test_a_case_the_dataset_lacks_is_named_with_make_reference(copy):
+    dropped = {}
+
+    def drop(rows):
+        i = next(i for i, r in enumerate(rows) if r["strategy"] == "pathwise")
+        dropped.update(rows[i])
+        return rows[:i] + rows[i + 1 :]
+
+    _rewrite(copy, drop)
+    problems = reference.coverage_problems(copy)
+    assert len(problems) == 1
+    assert f"{dropped['framework']}/pathwise N={int(dropped['paths']):,}" in problems[0]
+    assert "make reference" in problems[0] and "1 case(s)" in problems[0]
+
+
+def test_a_missing_crossover_shape_is_named(copy):
+    _rewrite(crossover.path_for(copy), lambda rows: rows[1:])
+    problems = reference.coverage_problems(copy)
+    assert len(problems) == 1 and "crossover" in problems[0]
+
+
+def test_a_strategy_the_registry_no_longer_has_is_named(copy):
+    renamed = []
+
+    def rename(rows):
+        rows[0]["strategy"] = "retired-strategy"
+        renamed.append(rows[0]["framework"])
+        return rows
+
+    _rewrite(copy, rename)
+    problems = reference.coverage_problems(copy)
+    gone = [p for p in problems if "registry no longer has" in p]
+    assert len(gone) == 1 and f"{renamed[0]}/retired-strategy" in gone[0]
+
+
+def test_the_check_command_exits_1_and_lists_what_is_missing(copy, monkeypatch, capsys):
+    _rewrite(copy, lambda rows: rows[2:])
+    monkeypatch.setattr(reference, "results_path", lambda root=Path("."): copy)
+    assert main(["reference", "--check"]) == 1
+    assert "make reference" in capsys.readouterr().out
+
+
+def test_the_dataset_paragraph_says_which_where_and_when():
+    meta = store.read_meta(RESULTS)
+    text = reference.describe(meta, "book/reference/standard.csv", True)
+    assert "reference dataset" in text and "`book/reference/standard.csv`" in text
+    assert str(meta["date"])[:10] in text and meta["cpu"] in text
+    assert f"{meta['cores']} cores" in text and meta["git_commit"] in text
+    assert "make book PROFILE=quick" in text
+    local = reference.describe(meta, "results/quick.csv", False)
+    assert "measured on the machine that built it" in local and "reference" not in local
+
+
+def test_staging_marks_the_dataset_and_writes_the_front_pages_paragraph(tmp_path):
+    staged = book.stage_data(RESULTS, tmp_path, ROOT)
+    meta = store.read_meta(tmp_path / staged)
+    assert meta["dataset"] == {"source": "book/reference/standard.csv", "reference": True}
+    paragraph = (tmp_path / "book" / "generated" / "dataset.md").read_text()
+    assert "reference dataset" in paragraph
+    # A results file outside the checkout is named by its file name alone.
+    other = tmp_path / "elsewhere" / "quick.csv"
+    other.parent.mkdir()
+    shutil.copy2(RESULTS, other)
+    shutil.copy2(store.meta_path(RESULTS), store.meta_path(other))
+    staged = book.stage_data(other, tmp_path / "staging2", ROOT)
+    meta = store.read_meta(tmp_path / "staging2" / staged)
+    assert meta["dataset"] == {"source": "quick.csv", "reference": False}
+
+
+def test_the_front_page_includes_the_paragraph():
+    assert "{include} generated/dataset.md" in (ROOT / "book" / "index.md").read_text()
+
+
+def test_make_book_without_a_profile_measures_nothing():
+    make = (ROOT / "Makefile").read_text()
+    recipe = make[make.index("\nbook:") : make.index("\nreference:")]
+    assert "$(BIN)/jacbench book\n" in recipe  # no profile: the reference dataset
+    assert "--profile $(PROFILE)" in recipe  # PROFILE=...: measured here
+    assert "\nPROFILE ?=\n" in make
+
+
+def test_building_without_a_reference_dataset_says_make_reference(tmp_path):
+    from jacbench.errors import UsageError
+
+    with pytest.raises(UsageError, match="make reference"):
+        book.build(root=tmp_path, out=tmp_path / "_build")
+
+
+def test_the_built_book_names_its_dataset_on_the_front_page_and_in_reproducibility(built):
+    out, index = built
+    meta = store.read_meta(RESULTS)
+    for page in (index, out / "html" / "notebooks" / "07-reproduce.html"):
+        text = " ".join(page.read_text().split())
+        assert "reference dataset" in text and "book/reference/standard.csv" in text, page.name
+        assert str(meta["date"])[:10] in text and meta["cpu"] in text, page.name
+        assert "make book PROFILE=quick" in text, page.name
