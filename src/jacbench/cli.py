@@ -172,16 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="also keep the rows in this results CSV (resumable)")
     p.set_defaults(func=cmd_crossover)
 
-    p = sub.add_parser(
-        "book",
-        help="build the HTML book from the reference dataset, or measure a profile and build "
-        "from that",
-    )
+    p = sub.add_parser("book", help="build the HTML book (from the reference dataset)")
     p.add_argument(
         "--profile",
-        help="quick, standard or full: measure it on this machine into results/PROFILE.csv "
-        "(cases already there are kept) and build from that (default: build from the "
-        "committed reference dataset, book/reference/standard.csv, measuring nothing)",
+        help="quick, standard or full: measured here into results/PROFILE.csv, then built "
+        "from (default: the committed reference dataset, measuring nothing)",
     )
     p.add_argument("--results", help="results CSV (default: results/PROFILE.csv)")
     p.add_argument("--out", help="build folder (default: _build)")
@@ -190,15 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_book)
 
-    p = sub.add_parser(
-        "reference",
-        help="measure what the reference dataset (book/reference) lacks of the standard "
-        "profile, then redraw the README's figure from it",
-    )
+    p = sub.add_parser("reference", help="measure what book/reference lacks; redraw its figure")
     p.add_argument("--figure-only", action="store_true", help="redraw the figure; measure nothing")
-    p.add_argument(
-        "--check", action="store_true", help="list what the dataset lacks; measure nothing"
-    )
+    p.add_argument("--check", action="store_true", help="list what it lacks; measure nothing")
     p.set_defaults(func=cmd_reference)
 
     p = sub.add_parser(
@@ -360,10 +349,7 @@ def cmd_reference(args: argparse.Namespace) -> int:
     results = reference.results_path(Path(".")).resolve()
     if args.check:
         problems = reference.coverage_problems(results)
-        for line in problems:
-            print(line)
-        if not problems:
-            print(f"{reference.RESULTS}: every case of the {reference.PROFILE} profile is there")
+        print("\n".join(problems) or f"{reference.RESULTS}: every case of the profile is there")
         return 1 if problems else 0
     if not args.figure_only:
         book.measure_profile(reference.PROFILE, results)

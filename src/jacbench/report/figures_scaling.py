@@ -24,6 +24,7 @@ from jacbench.constants import FRAMEWORK_NAMES
 from jacbench.measure.targets import parse
 from jacbench.report import queries
 from jacbench.report.data import records
+from jacbench.report.figure_labels import limit_text, place_labels
 from jacbench.report.figure_style import FAILED_MARKERS, FAILED_WORDS, log_axes, plt, style
 from jacbench.report.queries import where
 from jacbench.strategies import registry
@@ -42,9 +43,7 @@ RECOMMENDED = ("pathwise", "forward", "compiled")
 COMPILERS = {"inductor": "torch.compile", "function": "tf.function", "xla": "XLA", "jit": "jax.jit"}
 # Inches and points: a figure whose text stays readable when a 390 px phone shrinks it to fit.
 SCALING_WIDTH, PANEL_HEIGHT = 4.2, 3.0
-LABEL_SIZE, TEXT_SIZE = 10.5, 10.5
-LABEL_CHARS = 13  # longer names wrap at their hyphens, where they end at the right edge
-ROOM_FOR_LABELS = 0.95  # of a panel's height: what the line-end labels may take together
+TEXT_SIZE = 10.5
 
 
 def family(framework: str, name: str) -> str:
@@ -217,77 +216,6 @@ def _draw(ax, framework: str, name: str, rows: list[dict], metric: str, emphasis
     return (end[0], end[1], _short(framework, name), colour, bold)
 
 
-def _wrapped(text: str, width: int = LABEL_CHARS) -> str:
-    """A long name on several lines, broken after a hyphen or at a space, never in a word."""
-    lines = [""]
-    for part in text.replace("-", "-\n").replace(" ", " \n").split("\n"):
-        if lines[-1] and len(lines[-1]) + len(part) > width:
-            lines.append("")
-        lines[-1] += part
-    return "\n".join(line.rstrip() for line in lines)
-
-
-def _place_labels(ax, anchors: list[tuple]) -> None:
-    """Each label just right of its line's end, moved apart vertically where labels would
-    overlap (with a thin leader back to the end); labels past the right edge are kept."""
-    fig = ax.figure
-    fig.draw_without_rendering()
-    box = ax.get_position()
-    w_pt, h_pt = box.width * fig.get_figwidth() * 72, box.height * fig.get_figheight() * 72
-    to_axes = ax.transScale + ax.transLimits
-    items = []
-    for x, y, text, colour, bold in anchors:
-        fx, fy = to_axes.transform((x, y))
-        # A label past the right edge takes width from the panel: it wraps short; one inside,
-        # beside a line that ends early, has the room to its right.
-        room = (1 - fx) * w_pt / (LABEL_SIZE * 0.6) - 1
-        lines = _wrapped(text, max(LABEL_CHARS, int(room))).split("\n")
-        items.append({"x": fx + 6 / w_pt, "y0": fy, "y": fy, "text": "\n".join(lines),
-                      "w": max(map(len, lines)) * LABEL_SIZE * 0.6 / w_pt,
-                      "h": len(lines) * LABEL_SIZE * 1.3 / h_pt,
-                      "colour": colour, "bold": bold, "xy": (x, y)})  # fmt: skip
-    # More labels than the panel's height holds (TensorFlow's many compiled variants end at the
-    # same N): the compiled variants' labels go first, the longest first; their colour and the
-    # key still say what those lines are.
-    while sum(i["h"] for i in items) > ROOM_FOR_LABELS:
-        compiled = [i for i in items if i["colour"] == FAMILIES["compiled"]]
-        if not compiled:
-            break
-        items.remove(max(compiled, key=lambda i: (i["h"], len(i["text"]))))
-    for _ in range(300):  # relax: push overlapping pairs apart, keep inside the axes
-        moved = False
-        items.sort(key=lambda i: i["y"])
-        for k, a in enumerate(items):
-            for b in items[k + 1 :]:
-                need = (a["h"] + b["h"]) / 2
-                beside = a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"]
-                if beside and b["y"] - a["y"] < need - 1e-9:
-                    push = (need - (b["y"] - a["y"])) / 2
-                    a["y"], b["y"] = a["y"] - push, b["y"] + push
-                    moved = True
-        for i in items:
-            i["y"] = min(max(i["y"], i["h"] / 2), 1 - i["h"] / 2)
-        if not moved:
-            break
-    for i in items:
-        shifted = abs(i["y"] - i["y0"]) > i["h"] * 0.4
-        ax.annotate(i["text"], xy=i["xy"], xytext=(i["x"], i["y"]), textcoords="axes fraction",
-                    va="center", ha="left", fontsize=LABEL_SIZE, color=i["colour"],
-                    fontweight="bold" if i["bold"] else "normal", annotation_clip=False,
-                    linespacing=1.0,
-                    arrowprops={"arrowstyle": "-", "color": i["colour"], "lw": 0.6,
-                                "alpha": 0.8, "shrinkA": 0, "shrinkB": 2} if shifted else None,
-                    bbox={"boxstyle": "square,pad=0.05", "fc": "white", "ec": "none",
-                          "alpha": 0.75}, zorder=6)  # fmt: skip
-
-
-def _limit_text(limit: float, metric: str) -> str:
-    """A timeout in seconds or a cap in MiB as a label says it: 900 s, 16 GiB."""
-    if metric == "time":
-        return f"{limit:g} s"
-    return f"{limit / 1024:g} GiB" if limit >= 1024 else f"{limit:g} MiB"
-
-
 @FuncFormatter
 def _compact(v: float, _=None) -> str:
     """N on a tick: 100, 3k, 10k, 1M."""
@@ -349,7 +277,7 @@ def _panel(ax, df, framework, metric, strategies, dtype, allocator, emphasis, xl
         ax.axhline(limit, color="black", lw=0.7, ls=":", zorder=0)
         # Each line says its value where a panel has more than one (a 300 s and a 900 s
         # timeout); their labels alternate sides so that close lines' labels never meet.
-        text = f"{word} {_limit_text(limit, metric)}" if len(limits) > 1 else word
+        text = f"{word} {limit_text(limit, metric)}" if len(limits) > 1 else word
         left = k % 2 == 0
         ax.annotate(text, (0.01 if left else 0.99, limit), xycoords=("axes fraction", "data"),
                     fontsize=9, xytext=(0, -3), textcoords="offset points", va="top",
@@ -401,7 +329,7 @@ def scaling(df: pd.DataFrame, framework: str, metric: str = "time",
         ax.figure.legend(*_key(failed, families, metric, emphasis), loc="outside lower center",
                          ncol=2, frameon=False, fontsize=TEXT_SIZE - 0.5,
                          handlelength=1.6, columnspacing=1.2)  # fmt: skip
-    _place_labels(ax, labels)
+    place_labels(ax, labels, drop_first=FAMILIES["compiled"])
     return ax
 
 
@@ -432,5 +360,5 @@ def scaling_grid(df: pd.DataFrame, metric: str = "time", frameworks=None,
     if title:
         fig.suptitle(title, fontsize=TEXT_SIZE)
     for ax, anchors in labels:
-        _place_labels(ax, anchors)
+        place_labels(ax, anchors, drop_first=FAMILIES["compiled"])
     return fig
