@@ -50,31 +50,21 @@ def expected_cases(meta: dict, profile: str = PROFILE) -> list[Case]:
         return profiles.expand(spec) + crossover.profile_cases(spec)
 
 
-def missing_cases(results: Path, profile: str = PROFILE) -> list[str]:
-    """The labels of the profile's cases (crossover included) that the dataset holds no row
-    of, keyed with the dataset's own environment."""
+def _compare(results: Path, profile: str) -> tuple[list[str], list[str]]:
+    """The labels of the profile's cases (crossover included) that the dataset holds no row of,
+    and of the dataset's rows that are no case of the profile (measured with other settings, or
+    of a case the profile dropped: the book would show them beside the profile's own), keyed
+    with the dataset's own environment. One expansion of the profile, one read of the files."""
     results = Path(results)
     meta = store.read_meta(results) if store.meta_path(results).exists() else {}
     env = meta.get("environment_key", "")
-    have = store.keys(results) if results.exists() else set()
-    cross = crossover.path_for(results)
-    if cross.exists():
-        have |= store.keys(cross)
-    return [c.label() for c in expected_cases(meta, profile) if c.key(env) not in have]
-
-
-def extra_cases(results: Path, profile: str = PROFILE) -> list[str]:
-    """Rows of the dataset that are no case of the profile (measured with other settings, or
-    of a case the profile dropped): the book would show them beside the profile's own."""
-    results = Path(results)
-    meta = store.read_meta(results) if store.meta_path(results).exists() else {}
-    env = meta.get("environment_key", "")
-    wanted = {c.key(env) for c in expected_cases(meta, profile)}
-    extra = []
-    for path in (results, crossover.path_for(results)):
-        if path.exists():
-            extra += [_label(r) for r in store.read_rows(path) if r["key"] not in wanted]
-    return extra
+    expected = {c.key(env): c for c in expected_cases(meta, profile)}
+    rows = [r for path in (results, crossover.path_for(results)) if path.exists()
+            for r in store.read_rows(path)]  # fmt: skip
+    have = {r["key"] for r in rows}
+    missing = [c.label() for key, c in expected.items() if key not in have]
+    extra = [_label(r) for r in rows if r["key"] not in expected]
+    return missing, extra
 
 
 def _label(r: dict) -> str:
@@ -102,7 +92,7 @@ def unknown_strategies(results: Path) -> list[str]:
 def coverage_problems(results: Path, profile: str = PROFILE) -> list[str]:
     """What is wrong with the dataset against the code, one line each (empty when nothing)."""
     problems = []
-    missing = missing_cases(results, profile)
+    missing, extra = _compare(results, profile)
     if missing:
         shown = ", ".join(missing[:12]) + (
             f" and {len(missing) - 12} more" if len(missing) > 12 else ""
@@ -111,7 +101,6 @@ def coverage_problems(results: Path, profile: str = PROFILE) -> list[str]:
             f"the {profile} profile has {len(missing)} case(s) that {results} lacks: {shown}; "
             "run `make reference` to measure them"
         )
-    extra = extra_cases(results, profile)
     if extra:
         more = f" and {len(extra) - 12} more" if len(extra) > 12 else ""
         problems.append(
