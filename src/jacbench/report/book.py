@@ -24,6 +24,8 @@ import nbformat
 from jacbench.errors import UsageError
 from jacbench.measure import crossover, profiles, runner, store
 from jacbench.report import reference
+from jacbench.report.execution import BookError, declared, execute, execute_all
+from jacbench.report.execution import say as _say
 
 # The notebooks in reading order; each chapter page in book/ pastes numbers from its notebook.
 NOTEBOOKS = (
@@ -49,14 +51,6 @@ SOURCES = (
 # Where the results are staged, relative to the staging tree (the notebooks' working folder):
 # the crossover rows and each file's metadata sidecar sit beside it under their usual names.
 STAGED_RESULTS = Path("data/results.csv")
-
-
-class BookError(RuntimeError):
-    """The build stopped: a notebook failed, or jupyter-book reported warnings."""
-
-
-def _say(msg: str) -> None:
-    print(f"[book] {msg}", file=sys.stderr, flush=True)
 
 
 def stage(root: Path, staging: Path) -> None:
@@ -158,71 +152,6 @@ def convert(source: Path, out: Path) -> Path:
     }
     nbformat.write(nb, str(out))
     return out
-
-
-def declared(notebook: Path, parameters: dict) -> dict:
-    """The parameters a notebook (.ipynb) declares in its parameters cell, from the given ones."""
-    import papermill
-
-    names = papermill.inspect_notebook(str(notebook))
-    return {k: v for k, v in parameters.items() if k in names}
-
-
-def execute(notebook: Path, parameters: dict, cwd: Path, name: str | Path | None = None) -> Path:
-    """Execute a converted notebook in place; BookError names the failing cell."""
-    import papermill
-
-    name = name or f"notebooks/{notebook.stem}.md"
-    try:
-        papermill.execute_notebook(
-            str(notebook),
-            str(notebook),
-            parameters=parameters,
-            kernel_name="python3",
-            cwd=str(cwd),
-            progress_bar=False,
-            log_output=False,
-        )
-    except papermill.PapermillExecutionError as e:
-        raise BookError(
-            f"notebook {name} failed in cell {e.cell_index} "
-            f"(execution count {e.exec_count}): {e.ename}: {e.evalue}"
-        ) from None
-    except Exception as e:  # a dead kernel, a timeout, a missing kernel
-        cell = _last_executed_cell(notebook)
-        raise BookError(f"notebook {name} stopped{cell}: {type(e).__name__}: {e}") from None
-    return notebook
-
-
-def _last_executed_cell(path: Path) -> str:
-    try:
-        nb = nbformat.read(str(path), as_version=4)
-    except Exception:
-        return ""
-    done = [i for i, c in enumerate(nb.cells) if c.get("execution_count")]
-    return f" after cell {done[-1]}" if done else " before its first cell"
-
-
-def present(path: Path, parameters: dict) -> None:
-    """Hide papermill's injected cell and show the parameters in a box at the top instead;
-    papermill's record of the run (a source of the book's pages) keeps no absolute path."""
-    nb = nbformat.read(str(path), as_version=4)
-    record = nb.metadata.get("papermill")
-    if record is not None:
-        record["input_path"] = record["output_path"] = f"notebooks/{path.name}"
-        record["parameters"] = dict(parameters)
-    for cell in nb.cells:
-        tags = cell.metadata.setdefault("tags", [])
-        if "injected-parameters" in tags or "parameters" in tags:
-            tags.append("remove-cell")
-    lines = "\n".join(f"- `{k}` = `{v!r}`" for k, v in parameters.items())
-    box = nbformat.v4.new_markdown_cell(
-        f":::{{admonition}} Parameters of this run\n:class: note\n{lines}\n:::"
-    )
-    box.metadata["tags"] = ["parameters-box"]
-    at = 1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0
-    nb.cells.insert(at, box)
-    nbformat.write(nb, str(path))
 
 
 def jupyter_book(
@@ -362,10 +291,7 @@ def build(
     shown = {name: shown_for(params, results, root) for name, params in planned.items()}
     # The reproducibility chapter lists every notebook's parameters from this file.
     (staging / "book" / "generated" / "parameters.json").write_text(json.dumps(shown, indent=1))
-    for name, params in planned.items():
-        _say(f"executing notebooks/{name}")
-        execute(converted[name], params, staging, f"notebooks/{name}.md")
-        present(converted[name], shown[name])
+    execute_all({name: converted[name] for name in planned}, planned, shown, staging)
     timings["notebooks_s"] = time.monotonic() - t0
 
     t0 = time.monotonic()
