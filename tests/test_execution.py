@@ -59,21 +59,23 @@ def test_side_by_side_notebooks_run_in_the_staging_folder_with_their_parameters(
     assert os.getcwd() == str(elsewhere)
 
 
-def test_the_first_failure_in_reading_order_is_named_and_the_others_counted(tmp_path):
+def test_a_failure_stops_the_rest_and_the_first_in_reading_order_is_named(tmp_path):
     fails = "raise ValueError(label)"
     notebooks = {
-        "01-fine": _notebook(tmp_path / "01.ipynb", "print(label)"),
-        "02-second": _notebook(tmp_path / "02.ipynb", fails),
-        "03-third": _notebook(tmp_path / "03.ipynb", fails),
+        "01-first": _notebook(tmp_path / "01.ipynb", fails),
+        "02-fine": _notebook(tmp_path / "02.ipynb", "print(label)"),
+        "03-third": _notebook(tmp_path / "03.ipynb", "import time\ntime.sleep(1)\n" + fails),
+        "04-last": _notebook(tmp_path / "04.ipynb", "print(label)"),
     }
-    # The third is started first, as the longest chapter is; the error still names the second.
+    # The third starts first, as the longest chapter does, beside the first; both fail, so the
+    # two not started are not run, and the error names the first in reading order.
     params = {n: {"label": n} for n in notebooks}
     with pytest.MonkeyPatch.context() as m:
         m.setattr(execution, "LONGEST", ("03-third",))
         with pytest.raises(execution.BookError) as err:
             execution.execute_all(notebooks, params, params, tmp_path, 2)
     message = str(err.value)
-    assert re.search(r"notebooks/02-second\.md failed in cell \d+", message)
-    assert "ValueError: 02-second" in message
-    assert "(1 more notebooks failed)" in message
-    assert "01-fine" in _outputs(notebooks["01-fine"])
+    assert re.search(r"notebooks/01-first\.md failed in cell \d+", message)
+    assert "ValueError: 01-first" in message
+    assert "(1 more failed; 2 not run)" in message
+    assert "02-fine" not in _outputs(notebooks["02-fine"])  # never executed

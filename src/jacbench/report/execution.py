@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -69,37 +70,53 @@ def execute_all(notebooks: dict, parameters: dict, shown: dict, cwd: Path, worke
     """Execute the converted notebooks (name -> path) with their parameters, each in its own
     kernel, as many at once as there are cores (at most two: a kernel is one busy thread, and
     the book's notebooks are a few seconds each but for the long one, started first); then
-    present each with the parameters shown. Once all have run, BookError names the first
-    notebook, in reading order, that failed."""
+    present each with the parameters shown. A failure stops the notebooks not yet started; once
+    those running have ended, BookError names the first, in reading order, that failed."""
     workers = workers or max(1, min(2, os.cpu_count() or 1))
     reading = list(notebooks)
     order = sorted(reading, key=lambda name: name not in LONGEST)
     say(f"executing {len(order)} notebooks, {workers} at a time: " + ", ".join(order))
 
-    def one(name: str) -> float:
+    failed = threading.Event()
+
+    def one(name: str) -> float | None:
+        if failed.is_set():
+            return None  # not run: the build has failed already
         t0 = time.monotonic()
-        execute(notebooks[name], parameters[name], cwd, f"notebooks/{name}.md")
+        try:
+            execute(notebooks[name], parameters[name], cwd, f"notebooks/{name}.md")
+        except BookError:
+            failed.set()  # before this thread takes the next notebook
+            raise
         present(notebooks[name], shown[name])
         return time.monotonic() - t0
 
-    failures = []
+    failures: list[tuple[int, BookError]] = []
+    skipped = 0
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = {pool.submit(one, name): name for name in order}
         try:
             for future in as_completed(futures):
                 name = futures[future]
                 try:
-                    say(f"notebooks/{name} done in {future.result():.0f} s")
+                    took = future.result()
                 except BookError as e:
                     say(f"notebooks/{name} failed")
                     failures.append((reading.index(name), e))
+                    continue
+                if took is None:
+                    skipped += 1
+                else:
+                    say(f"notebooks/{name} done in {took:.0f} s")
         except KeyboardInterrupt:
+            failed.set()
             pool.shutdown(wait=False, cancel_futures=True)  # those running end with their kernel
             raise
     if failures:
         first = min(failures, key=lambda f: f[0])[1]
-        more = f" ({len(failures) - 1} more notebooks failed)" if len(failures) > 1 else ""
-        raise BookError(f"{first}{more}")
+        others = [f"{len(failures) - 1} more failed"] if len(failures) > 1 else []
+        others += [f"{skipped} not run"] if skipped else []
+        raise BookError(f"{first}" + (f" ({'; '.join(others)})" if others else ""))
 
 
 def _last_executed_cell(path: Path) -> str:
