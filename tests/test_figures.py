@@ -175,6 +175,9 @@ def test_each_timeout_line_says_its_value_and_the_labels_do_not_meet(df):
     fig.canvas.draw()
     boxes = [t.get_window_extent() for t in labels]
     assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+    # Nor does a timeout's label cover a line's or a failed case's label.
+    others = [Text.get_window_extent(t) for t in ax.texts if t not in labels]
+    assert others and not any(a.overlaps(b) for a in boxes for b in others)
 
 
 def test_no_two_line_labels_overlap_in_the_reference_datasets_figure():
@@ -184,8 +187,8 @@ def test_no_two_line_labels_overlap_in_the_reference_datasets_figure():
     fig = figures.scaling_grid(ref, metric="time")
     fig.canvas.draw()
     for ax in fig.axes:
-        labels = [t for t in ax.texts if not t.get_text().startswith(("timeout", "memory cap"))]
         # The text's own box: an annotation's would take in its leader line too.
+        labels = list(ax.texts)
         boxes = [Text.get_window_extent(t) for t in labels]
         clash = [(labels[i].get_text(), labels[j].get_text())
                  for i in range(len(boxes)) for j in range(i + 1, len(boxes))

@@ -243,6 +243,11 @@ def _extent(rows: list[dict], metric: str) -> tuple[list[float], list[float]]:
     return xs, ys
 
 
+# The share of a panel's height a limit line's label needs under it: two lines of text, so that
+# a label under one line and the label over the next line down both fit between them.
+LIMIT_LABEL_ROOM = 0.12
+
+
 def _panel(ax, df, framework, metric, strategies, dtype, allocator, emphasis, xlim, ylim):
     rows = records(_rows(df, framework, dtype, allocator))
     names = strategies or sorted({r["strategy"] for r in rows})
@@ -276,12 +281,15 @@ def _panel(ax, df, framework, metric, strategies, dtype, allocator, emphasis, xl
     for k, limit in enumerate(limits):
         ax.axhline(limit, color="black", lw=0.7, ls=":", zorder=0)
         # Each line says its value where a panel has more than one (a 300 s and a 900 s
-        # timeout); their labels alternate sides so that close lines' labels never meet.
+        # timeout), at the left, where the smallest N leave the top of a panel empty (the
+        # failed cases' markers and their labels are at the right); under the line, or over
+        # it where the next line down (or the panel's bottom) is too close for the label.
         text = f"{word} {limit_text(limit, metric)}" if len(limits) > 1 else word
-        left = k % 2 == 0
-        ax.annotate(text, (0.01 if left else 0.99, limit), xycoords=("axes fraction", "data"),
-                    fontsize=9, xytext=(0, -3), textcoords="offset points", va="top",
-                    ha="left" if left else "right")  # fmt: skip
+        below = limits[k - 1] if k else lo
+        under = np.log10(limit / below) >= LIMIT_LABEL_ROOM * np.log10(hi / lo)
+        ax.annotate(text, (0.01, limit), xycoords=("axes fraction", "data"), fontsize=9,
+                    xytext=(0, -3 if under else 3), textcoords="offset points",
+                    va="top" if under else "bottom", ha="left")  # fmt: skip
     # Placed by the caller once the figure's layout is final (the key below the panels and a
     # title shrink them, and the labels' spacing is computed from a panel's height).
     return failed, [a for a in anchors if a[4]] or anchors
