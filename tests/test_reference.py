@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from jacbench.cli import main
-from jacbench.measure import crossover, store
+from jacbench.measure import crossover, profiles, store
 from jacbench.report import book, reference
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,6 +21,21 @@ def test_the_reference_dataset_covers_the_standard_profile():
     for a case the committed dataset does not hold, or it holds one the registry lost."""
     problems = reference.coverage_problems(RESULTS)
     assert not problems, "\n".join(problems)
+
+
+def test_the_profile_is_expanded_with_the_caps_of_the_datasets_machine(monkeypatch):
+    """A case without a cap of its own gets min(8 GiB, half the RAM) of the machine that
+    measured the dataset, whatever machine checks it: else the keys would differ here."""
+    import psutil
+
+    small = psutil.virtual_memory()._replace(total=2 * 2**30)
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: small)  # this machine: 2 GiB
+    spec = profiles.load_profile(reference.PROFILE)
+    own = {c.mem_cap for c in profiles.expand(spec)}  # caps named by the profile
+    for ram, default in ((64 * 2**30, 8 * 2**30), (12 * 2**30, 6 * 2**30)):
+        caps = {c.mem_cap for c in reference.expected_cases({"ram_bytes": ram})}
+        assert default in caps and 2**30 not in caps
+        assert caps - {default} <= own - {2**30}  # the rest are the profile's own caps
 
 
 def test_the_reference_dataset_and_its_figure_are_committed_files():

@@ -36,9 +36,11 @@ def cases(
     mem_cap: int | str | None = None,
     timeout: float = 300,
     side: int | None = None,
+    ram: int | None = None,
 ) -> list[Case]:
-    """Both modes at every shape from tall to wide, in each framework."""
-    cap = parse_bytes(mem_cap) if mem_cap else harness.default_mem_cap()
+    """Both modes at every shape from tall to wide, in each framework (without a cap, the
+    default of a machine with ram bytes of RAM, else of this one)."""
+    cap = parse_bytes(mem_cap) if mem_cap else harness.default_mem_cap(ram)
     return [
         Case(framework=fw, strategy=CrossoverTarget(fw, mode).text, problem="shapes",
              outputs=m, inputs=n, repeats=repeats, warm_budget_s=warm_budget_s,
@@ -99,12 +101,13 @@ def _settings(profile: dict) -> dict:
     return {**DEFAULTS, **(profile.get("crossover") or {})}
 
 
-def profile_cases(profile: dict) -> list[Case]:
+def profile_cases(profile: dict, ram: int | None = None) -> list[Case]:
     """The cases of a profile's crossover (its "crossover" entry, defaults filled in)."""
     c = _settings(profile)
     return cases(list(c["frameworks"]), int(c["total"]), int(c["steps"]), int(c["repeats"]),
                  float(c["warm_budget_s"]), int(c["threads"]), c.get("mem_cap"),
-                 float(c["timeout"]), None if c["side"] is None else int(c["side"]))  # fmt: skip
+                 float(c["timeout"]), None if c["side"] is None else int(c["side"]),
+                 ram)  # fmt: skip
 
 
 def run_profile(profile: dict, results: Path, quiet: bool = False) -> Path:

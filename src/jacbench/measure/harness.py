@@ -34,9 +34,11 @@ MMAP_THRESHOLD = "65536"
 POLL_S = 0.02
 
 
-def default_mem_cap() -> int:
-    """The smaller of 8 GiB and half the machine's RAM."""
-    return min(8 * GIB, psutil.virtual_memory().total // 2)
+def default_mem_cap(ram: int | None = None) -> int:
+    """The smaller of 8 GiB and half the RAM: this machine's, or that of the machine given
+    (the reference dataset's, when its cases are expanded elsewhere)."""
+    ram = psutil.virtual_memory().total if ram is None else int(ram)
+    return min(8 * GIB, ram // 2)
 
 
 def jemalloc_path() -> str | None:

@@ -192,14 +192,15 @@ def _sizes(g: dict, problem: str, overrides: dict) -> list[dict[str, int]]:
     return [{"inputs": n, "batch": b} for n in inputs for b in batches]
 
 
-def _settings(g: dict, overrides: dict) -> dict[str, Any]:
-    """The Case fields a group sets besides target and size."""
+def _settings(g: dict, overrides: dict, ram: int | None = None) -> dict[str, Any]:
+    """The Case fields a group sets besides target and size (a case without a cap of its own
+    gets harness.default_mem_cap of the RAM given, else of this machine's)."""
     return {
         "steps": parse_size(g.get("steps", 52), "steps"),
         "chunk_size": parse_size(g.get("chunk_size", 256), "chunk_size"),
         "threads": int(overrides.get("threads") or g.get("threads", 1)),
         "mem_cap": parse_bytes(
-            overrides.get("mem_cap") or g.get("mem_cap") or harness.default_mem_cap()
+            overrides.get("mem_cap") or g.get("mem_cap") or harness.default_mem_cap(ram)
         ),
         "timeout": float(overrides.get("timeout") or g.get("timeout", 300)),
         "repeats": parse_size(g.get("repeats", 5), "repeats"),
@@ -209,14 +210,14 @@ def _settings(g: dict, overrides: dict) -> dict[str, Any]:
     }
 
 
-def _group_cases(g: dict, o: dict) -> list[Case]:
+def _group_cases(g: dict, o: dict, ram: int | None = None) -> list[Case]:
     """The cases of one group (defaults merged in), overrides applied."""
     problem = g.get("problem", "gbm")
     frameworks = _as_list(g.get("frameworks")) or list(FRAMEWORKS)
     if o.get("frameworks"):
         frameworks = [fw for fw in frameworks if fw in o["frameworks"]]
     excluded = _as_list(g.get("exclude"))
-    settings = _settings(g, o)
+    settings = _settings(g, o, ram)
     sizes = _sizes(g, problem, o)
     dtypes = _as_list(g.get("dtypes", ["float32"]))
     allocators = o.get("allocators") or _as_list(g.get("allocators", "glibc"))
@@ -233,8 +234,9 @@ def _group_cases(g: dict, o: dict) -> list[Case]:
     return cases
 
 
-def expand(profile: dict, overrides: dict | None = None) -> list[Case]:
-    """Every case of a profile, once each, with command-line overrides applied to all groups."""
+def expand(profile: dict, overrides: dict | None = None, ram: int | None = None) -> list[Case]:
+    """Every case of a profile, once each, with command-line overrides applied to all groups;
+    the default caps are those of a machine with ram bytes of RAM (default: this one)."""
     o = check_overrides(overrides or {})
     defaults = dict(profile.get("defaults") or {})
     cases: dict[Case, None] = {}
@@ -242,5 +244,5 @@ def expand(profile: dict, overrides: dict | None = None) -> list[Case]:
         g = {**defaults, **group}
         if o.get("problems") and g.get("problem", "gbm") not in o["problems"]:
             continue
-        cases.update(dict.fromkeys(_group_cases(g, o)))
+        cases.update(dict.fromkeys(_group_cases(g, o, ram)))
     return list(cases)

@@ -10,11 +10,10 @@ registry no longer has, is named with the command that fixes it.
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 from jacbench.errors import UsageError
-from jacbench.measure import crossover, harness, profiles, store
+from jacbench.measure import crossover, profiles, store
 from jacbench.measure.case import Case
 from jacbench.measure.targets import parse
 
@@ -29,25 +28,12 @@ def results_path(root: Path = Path(".")) -> Path:
     return Path(root) / RESULTS
 
 
-@contextlib.contextmanager
-def _reference_ram(meta: dict):
-    """Expand profiles as on the machine that measured the dataset: a case without a cap of
-    its own gets min(8 GiB, half that machine's RAM), not this one's."""
-    ram = meta.get("ram_bytes")
-    saved = harness.default_mem_cap
-    if ram:
-        harness.default_mem_cap = lambda: min(8 * GIB, int(ram) // 2)
-    try:
-        yield
-    finally:
-        harness.default_mem_cap = saved
-
-
 def expected_cases(meta: dict, profile: str = PROFILE) -> list[Case]:
-    """The profile's cases and its crossover's, as the dataset's machine expands them."""
+    """The profile's cases and its crossover's, as the dataset's machine expands them: a case
+    without a cap of its own gets min(8 GiB, half that machine's RAM), not this one's."""
     spec = profiles.load_profile(profile)
-    with _reference_ram(meta):
-        return profiles.expand(spec) + crossover.profile_cases(spec)
+    ram = meta.get("ram_bytes")
+    return profiles.expand(spec, ram=ram) + crossover.profile_cases(spec, ram=ram)
 
 
 def _compare(results: Path, profile: str) -> tuple[list[str], list[str]]:
