@@ -3,6 +3,7 @@ and on made-up numbers (no sweep, no book build)."""
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from matplotlib.colors import to_hex
 from matplotlib.text import Text
@@ -178,6 +179,37 @@ def test_each_timeout_line_says_its_value_and_the_labels_do_not_meet(df):
     # Nor does a timeout's label cover a line's or a failed case's label.
     others = [Text.get_window_extent(t) for t in ax.texts if t not in labels]
     assert others and not any(a.overlaps(b) for a in boxes for b in others)
+
+
+def _crosses(points, box) -> bool:
+    """Whether a polyline (display coordinates) passes through a box."""
+    for (x0, y0), (x1, y1) in zip(points[:-1], points[1:], strict=True):
+        lo, hi = max(box.x0, min(x0, x1)), min(box.x1, max(x0, x1))
+        if lo < hi and x1 != x0:
+            ya, yb = (y0 + (y1 - y0) * (x - x0) / (x1 - x0) for x in (lo, hi))
+            if max(ya, yb) >= box.y0 and min(ya, yb) <= box.y1:
+                return True
+    return False
+
+
+def test_no_label_hides_a_line_that_goes_on_past_its_own_lines_end():
+    """In the published figure TensorFlow's blocked strategies run on from 10^6 to 10^7, where
+    the labels of the lines that end at 10^6 stand; those labels keep clear of them."""
+    ref = data.load(Path(__file__).resolve().parents[1] / "book" / "reference" / "standard.csv")
+    fig = figures.scaling_grid(ref, metric="time")
+    fig.canvas.draw()
+    for ax in fig.axes:
+        lines = [ax.transData.transform(np.column_stack([ln.get_xdata(), ln.get_ydata()]))
+                 for ln in ax.get_lines()
+                 if ln.get_transform() == ax.transData and len(ln.get_xdata()) > 1]  # fmt: skip
+        for label in ax.texts:
+            if label.get_text().startswith(("timeout", "memory cap")):
+                continue
+            end_x = ax.transData.transform(label.xy)[0]
+            box = Text.get_window_extent(label)
+            hidden = [pts for pts in lines if pts[:, 0].min() < end_x < pts[:, 0].max()
+                      and _crosses(pts, box)]  # fmt: skip
+            assert not hidden, f"{ax.get_title(loc='left')}: {label.get_text()!r} hides a line"
 
 
 def test_no_two_line_labels_overlap_in_the_reference_datasets_figure():
