@@ -110,7 +110,8 @@ def _thin(items: list[dict], group: list[dict], room: float, drop_first: str | N
 def _bounds(item: dict, lines: list, side: str | None = None) -> tuple[str | None, float, float]:
     """The side ('over' or 'under') of the lines that go on past a label's line's end and
     beside the label, and the lowest and highest height its centre may take there: the side
-    given, else over them if its line ends over them; (None, 0, 1) where no line goes on."""
+    given, else over them if its line ends over them (None, and the panel's own limits, where
+    no line goes on beside it). Over or under lines with no room left, lo ends above hi."""
     lo, hi, found = item["h"] / 2, 1 - item["h"] / 2, []
     x0, x1 = item["x"], item["x"] + item["w"]
     for line in lines:
@@ -128,7 +129,7 @@ def _bounds(item: dict, lines: list, side: str | None = None) -> tuple[str | Non
     return side, lo, min([hi] + [bottom - item["h"] / 2 for _, bottom, _ in found])
 
 
-def _layout(items: list[dict], lines: list, sides: dict, drop_first) -> list[dict]:
+def _layout(items: list[dict], lines: list, sides: dict, drop_first: str | None) -> list[dict]:
     """The labels (thinned where a side cannot hold its own) at heights where they meet none
     other, if they can, each kept to its side of the lines that go on past it (sides: a label's
     key to 'over', 'under', or None: anywhere in the panel)."""
