@@ -40,9 +40,9 @@ def quick_results(tmp_path_factory):
 def book_results() -> Path:
     """The results the test book is built from: the committed reference dataset, as `make
     book` builds the published book."""
-    from jacbench.report import reference
+    from jacbench.report import dataset
 
-    return Path(__file__).resolve().parents[1] / reference.RESULTS
+    return Path(__file__).resolve().parents[1] / dataset.RESULTS
 
 
 @pytest.fixture(scope="session")
@@ -52,7 +52,7 @@ def built(tmp_path_factory):
 
     The folder holds src (the staging tree) and html, like _build after 'make book'.
     """
-    from jacbench.report import book
+    from jacbench.publish import book
 
     root = Path(__file__).resolve().parents[1]
     out = tmp_path_factory.mktemp("book") / "_build"

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from jacbench.measure import store
-from jacbench.report import book
+from jacbench.publish import book
 
 ROOT = Path(__file__).resolve().parents[1]
 

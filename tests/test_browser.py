@@ -8,7 +8,7 @@ import struct
 import pytest
 
 from jacbench.cli import main
-from jacbench.report import book, browser
+from jacbench.publish import book, browser
 
 GBM_PAGE, MAIN_LABEL = browser.MAIN_FIGURE
 

@@ -8,7 +8,7 @@ import re
 import nbformat
 import pytest
 
-from jacbench.report import execution
+from jacbench.publish import execution
 
 
 def _notebook(path, body: str):

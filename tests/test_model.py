@@ -7,7 +7,7 @@ import pytest
 
 from jacbench.measure import runner, store
 from jacbench.measure.case import Case
-from jacbench.report import reference
+from jacbench.report import dataset
 from jacbench.report.expert import MODEL_FITTED_UNDER_MMAP
 from jacbench.strategies import registry
 
@@ -72,7 +72,7 @@ def _check(rows: list[dict]) -> list[str]:
 def reference_rows():
     """The committed reference dataset: the standard profile measured through the harness, every
     strategy from N = 100 up to where it fails or 10^7, the wide problems and Hessians."""
-    return store.read_rows(ROOT / reference.RESULTS)
+    return store.read_rows(ROOT / dataset.RESULTS)
 
 
 def test_model_matches_the_reference_dataset(reference_rows):

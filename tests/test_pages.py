@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from jacbench.measure import crossover, store
-from jacbench.report import browser, data, reference
+from jacbench.publish import browser
+from jacbench.report import data, dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_PAGE = Path("notebooks") / "08-results.html"
@@ -41,7 +42,7 @@ def test_no_page_names_a_path_of_the_machine_that_built_it(built, book_results):
     page = (out / "html" / "notebooks" / "04-gbm.html").read_text()
     box = re.search(r"Parameters of this run.*?</ul>", page, flags=re.S).group(0)
     shown = re.sub(r"<[^>]+>", "", box)
-    assert reference.RESULTS.as_posix() in shown  # the path within the checkout
+    assert dataset.RESULTS.as_posix() in shown  # the path within the checkout
     assert not re.search(r"(^|\s|')/", shown)  # and no absolute one
 
 
@@ -78,7 +79,7 @@ def test_all_results_page_holds_every_row_and_its_files(built, book_results):
         assert links[name].is_file() and (out / "html") in links[name].parents
         if name == "results.meta.json":
             staged = json.loads(links[name].read_text())
-            assert staged.pop("dataset") == {"source": reference.RESULTS.as_posix(),
+            assert staged.pop("dataset") == {"source": dataset.RESULTS.as_posix(),
                                              "reference": True}  # fmt: skip
             assert staged == json.loads(source.read_text())
         else:

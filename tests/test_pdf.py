@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 import pytest
 
 from jacbench.cli import main
-from jacbench.report import browser, pdf
+from jacbench.publish import browser, pdf
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,11 @@ import pytest
 
 from jacbench.cli import main
 from jacbench.measure import crossover, profiles, store
-from jacbench.report import book, reference
+from jacbench.publish import book, reference
+from jacbench.report import dataset
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / reference.RESULTS
+RESULTS = ROOT / dataset.RESULTS
 
 
 def test_the_reference_dataset_covers_the_standard_profile():
@@ -30,7 +31,7 @@ def test_the_profile_is_expanded_with_the_caps_of_the_datasets_machine(monkeypat
 
     small = psutil.virtual_memory()._replace(total=2 * 2**30)
     monkeypatch.setattr(psutil, "virtual_memory", lambda: small)  # this machine: 2 GiB
-    spec = profiles.load_profile(reference.PROFILE)
+    spec = profiles.load_profile(dataset.PROFILE)
     own = {c.mem_cap for c in profiles.expand(spec)}  # caps named by the profile
     for ram, default in ((64 * 2**30, 8 * 2**30), (12 * 2**30, 6 * 2**30)):
         caps = {c.mem_cap for c in reference.expected_cases({"ram_bytes": ram})}
@@ -43,11 +44,11 @@ def test_the_reference_dataset_and_its_figure_are_committed_files():
         assert path.exists(), f"{path.relative_to(ROOT)} is missing; run make reference"
     for path in (RESULTS, crossover.path_for(RESULTS)):
         store.check(path)  # a results file of this version's columns
-    assert (ROOT / reference.FIGURE).stat().st_size > 10_000
+    assert (ROOT / dataset.FIGURE).stat().st_size > 10_000
     assert "book/reference/gbm-time.png" in (ROOT / "README.md").read_text()
     # Local sweeps never write here: results/ is their folder, and it is not committed.
     assert "results/" in (ROOT / ".gitignore").read_text().split()
-    assert reference.FOLDER.as_posix() not in (ROOT / ".gitignore").read_text()
+    assert dataset.FOLDER.as_posix() not in (ROOT / ".gitignore").read_text()
 
 
 @pytest.fixture()
@@ -106,19 +107,19 @@ def test_a_strategy_the_registry_no_longer_has_is_named(copy):
 
 def test_the_check_command_exits_1_and_lists_what_is_missing(copy, monkeypatch, capsys):
     _rewrite(copy, lambda rows: rows[2:])
-    monkeypatch.setattr(reference, "results_path", lambda root=Path("."): copy)
+    monkeypatch.setattr(dataset, "results_path", lambda root=Path("."): copy)
     assert main(["reference", "--check"]) == 1
     assert "make reference" in capsys.readouterr().out
 
 
 def test_the_dataset_paragraph_says_which_where_and_when():
     meta = store.read_meta(RESULTS)
-    text = reference.describe(meta, "book/reference/standard.csv", True)
+    text = dataset.describe(meta, "book/reference/standard.csv", True)
     assert "reference dataset" in text and "`book/reference/standard.csv`" in text
     assert str(meta["date"])[:10] in text and meta["cpu"] in text
     assert f"{meta['cores']} cores" in text and meta["git_commit"] in text
     assert "make book PROFILE=quick" in text
-    local = reference.describe(meta, "results/quick.csv", False)
+    local = dataset.describe(meta, "results/quick.csv", False)
     assert "measured on the machine that built it" in local and "reference" not in local
 
 

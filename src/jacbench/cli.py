@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 
-from jacbench.errors import UsageError
+from jacbench.errors import BuildStopped, UsageError
 from jacbench.units import parse_size
 
 EXIT_USAGE = 2
@@ -230,13 +230,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# What a command that builds says when the build stops (exit status 1).
+STOPPED = {"book": "book build stopped", "notebook": "notebook stopped", "pdf": "pdf stopped"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    args = None
     try:
         args = build_parser().parse_args(argv)
         return args.func(args)
     except UsageError as e:
         print(f"jacbench: error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    except BuildStopped as e:
+        what = STOPPED.get(getattr(args, "command", ""), "stopped")
+        print(f"jacbench: {what}: {e}", file=sys.stderr)
+        return 1
 
 
 def cmd_strategies(args: argparse.Namespace) -> int:
@@ -323,19 +332,15 @@ def cmd_crossover(args: argparse.Namespace) -> int:
 def cmd_book(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from jacbench.report import book
+    from jacbench.publish import book
 
-    try:
-        index = book.build(
-            profile=args.profile,
-            root=Path("."),
-            results=Path(args.results) if args.results else None,
-            out=Path(args.out) if args.out else None,
-            measure=not args.no_measure,
-        )
-    except book.BookError as e:
-        print(f"jacbench: book build stopped: {e}", file=sys.stderr)
-        return 1
+    index = book.build(
+        profile=args.profile,
+        root=Path("."),
+        results=Path(args.results) if args.results else None,
+        out=Path(args.out) if args.out else None,
+        measure=not args.no_measure,
+    )
     print(index)
     return 0
 
@@ -344,36 +349,32 @@ def cmd_reference(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from jacbench.measure import store
-    from jacbench.report import book, reference
+    from jacbench.publish import book, reference
+    from jacbench.report import dataset
 
-    results = reference.results_path(Path(".")).resolve()
+    results = dataset.results_path(Path(".")).resolve()
     if args.check:
         problems = reference.coverage_problems(results)
-        print("\n".join(problems) or f"{reference.RESULTS}: every case of the profile is there")
+        print("\n".join(problems) or f"{dataset.RESULTS}: every case of the profile is there")
         return 1 if problems else 0
     if not args.figure_only:
-        book.measure_profile(reference.PROFILE, results)
-    figure = reference.draw_figure(results, results.parent / reference.FIGURE.name)
-    print(f"{reference.RESULTS}: {len(store.read_rows(results))} rows; figure {figure}")
+        book.measure_profile(dataset.PROFILE, results)
+    figure = reference.draw_figure(results, results.parent / dataset.FIGURE.name)
+    print(f"{dataset.RESULTS}: {len(store.read_rows(results))} rows; figure {figure}")
     return 0
 
 
 def cmd_notebook(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from jacbench.report import book
+    from jacbench.publish import book
 
-    try:
-        out = book.run_notebook(args.name, args.parameter, Path(args.out) if args.out else None)
-    except book.BookError as e:
-        print(f"jacbench: notebook stopped: {e}", file=sys.stderr)
-        return 1
-    print(out)
+    print(book.run_notebook(args.name, args.parameter, Path(args.out) if args.out else None))
     return 0
 
 
 def cmd_check_html(args: argparse.Namespace) -> int:
-    from jacbench.report import browser
+    from jacbench.publish import browser
 
     problems, summary = browser.check_built_book(
         args.html, args.source, args.screenshots, args.chromium
@@ -387,12 +388,8 @@ def cmd_check_html(args: argparse.Namespace) -> int:
 def cmd_pdf(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from jacbench.report import book, pdf
+    from jacbench.publish import pdf
 
-    try:
-        out = pdf.make_pdf(Path(args.build), Path(args.out) if args.out else None, args.chromium)
-    except (book.BookError, pdf.PdfError) as e:
-        print(f"jacbench: pdf stopped: {e}", file=sys.stderr)
-        return 1
+    out = pdf.make_pdf(Path(args.build), Path(args.out) if args.out else None, args.chromium)
     print(f"{out}: {pdf.page_count(out)} pages, {out.stat().st_size:,} bytes")
     return 0

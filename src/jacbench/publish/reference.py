@@ -16,16 +16,7 @@ from jacbench.errors import UsageError
 from jacbench.measure import crossover, profiles, store
 from jacbench.measure.case import Case
 from jacbench.measure.targets import parse
-
-FOLDER = Path("book/reference")
-PROFILE = "standard"
-RESULTS = FOLDER / f"{PROFILE}.csv"
-FIGURE = FOLDER / "gbm-time.png"
-GIB = 2**30
-
-
-def results_path(root: Path = Path(".")) -> Path:
-    return Path(root) / RESULTS
+from jacbench.report.dataset import PROFILE
 
 
 def expected_cases(meta: dict, profile: str = PROFILE) -> list[Case]:
@@ -102,46 +93,6 @@ def coverage_problems(results: Path, profile: str = PROFILE) -> list[str]:
             "remove their rows or run `make reference` after restoring them"
         )
     return problems
-
-
-def describe(meta: dict, source: str, reference: bool, rerun: str | None = None) -> str:
-    """One paragraph (Markdown) on the dataset a book was built from: which, where and when
-    it was measured, and how to measure one's own (rerun: where the book says how to rerun a
-    chapter; default the reproducibility chapter)."""
-    rerun = rerun or "{doc}`../notebooks/07-reproduce`"
-    ram = meta.get("ram_bytes")
-    machine = ", ".join(
-        x
-        for x in (
-            str(meta.get("cpu") or "an unnamed CPU"),
-            f"{meta['cores']} cores" if meta.get("cores") else "",
-            f"{ram / GIB:.0f} GiB of RAM" if ram else "",
-            "no GPU",
-        )
-        if x
-    )
-    date = str(meta.get("date", "an unrecorded date"))[:10]
-    versions = ", ".join(
-        f"{name} {meta[key]}"
-        for name, key in (("PyTorch", "torch"), ("TensorFlow", "tensorflow"), ("JAX", "jax"))
-        if meta.get(key)
-    )
-    commit = f" at commit `{meta['git_commit']}`" if meta.get("git_commit") else ""
-    what = (
-        f"the **reference dataset** (`{source}`, the {PROFILE} profile), the results the text "
-        "was written about, committed with the code"
-        if reference
-        else f"**results measured on the machine that built it** (`{source}`)"
-    )
-    own = (
-        "`make book` rebuilds these pages from it without measuring; "
-        "`make book PROFILE=quick` (or `standard`, `full`) measures on your machine and builds "
-        f"from that, and {rerun} says how to rerun one chapter with your own parameters."
-    )
-    return (
-        f"This build of the book was made from {what}. They were measured on {machine} "
-        f"({versions}), finished on {date}{commit}. {own}"
-    )
 
 
 def draw_figure(results: Path, out: Path) -> Path:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from jacbench.errors import UsageError
-from jacbench.report.chromium import (
+from jacbench.publish.chromium import (
     CHROMIUM,
     CHROMIUM_ARGS,
     TIMEOUT_MS,
@@ -30,7 +30,7 @@ from jacbench.report.chromium import (
     serve,
     visit,
 )
-from jacbench.report.htmlchecks import (
+from jacbench.publish.htmlchecks import (
     ASSET_DIRS,
     GLUE_TEXT,
     SEARCHES,

@@ -16,7 +16,7 @@ from urllib.parse import quote, unquote, urlsplit
 import yaml
 
 from jacbench.errors import UsageError
-from jacbench.report.chromium import TIMEOUT_MS, VIEWPORTS, Visit, browser, open_page, serve
+from jacbench.publish.chromium import TIMEOUT_MS, VIEWPORTS, Visit, browser, open_page, serve
 
 # Folders of a Sphinx build that hold assets, not pages.
 ASSET_DIRS = ("_static", "_sources", "_images", "_downloads")

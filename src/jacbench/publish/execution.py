@@ -13,12 +13,14 @@ from pathlib import Path
 
 import nbformat
 
+from jacbench.errors import BuildStopped
+
 # Started first when notebooks run side by side: the chapter that takes most of the time (the
 # GBM chapter draws a dozen figures from every row), so that the rest share the other core.
 LONGEST = ("04-gbm",)
 
 
-class BookError(RuntimeError):
+class BookError(BuildStopped):
     """The build stopped: a notebook failed, or jupyter-book reported warnings."""
 
 

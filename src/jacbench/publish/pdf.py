@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jacbench.errors import UsageError
-from jacbench.report import book, browser
+from jacbench.errors import BuildStopped, UsageError
+from jacbench.publish import book, browser
 
 # Page numbers at the foot of each page; Chromium fills in the two spans.
 FOOTER = (
@@ -21,7 +21,7 @@ FOOTER = (
 MARGINS = {"top": "16mm", "bottom": "18mm", "left": "15mm", "right": "15mm"}
 
 
-class PdfError(RuntimeError):
+class PdfError(BuildStopped):
     """The single page did not render completely (an image, a formula, a script error)."""
 
 

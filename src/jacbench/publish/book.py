@@ -23,11 +23,11 @@ import nbformat
 
 from jacbench.errors import UsageError
 from jacbench.measure import crossover, profiles, runner, store
-from jacbench.report import reference
-from jacbench.report.execution import BookError, declared, execute, execute_all
-from jacbench.report.execution import say as _say
+from jacbench.publish.execution import BookError, declared, execute, execute_all
+from jacbench.publish.execution import say as _say
+from jacbench.report import dataset
 
-# The notebooks in reading order; each chapter page in book/ pastes numbers from its notebook.
+# The chapters in reading order, as _toc.yml lists them: notebooks/NAME.md each.
 NOTEBOOKS = (
     "01-question",
     "02-modes",
@@ -94,7 +94,7 @@ def stage_data(results: Path, staging: Path, root: Path | None = None) -> Path:
                 (staging / b).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(a, staging / b)
     if root is not None:
-        is_reference = Path(results).resolve() == reference.results_path(root).resolve()
+        is_reference = Path(results).resolve() == dataset.results_path(root).resolve()
         source = shown_path(results, root)
         meta_file = staging / store.meta_path(staged)
         meta = json.loads(meta_file.read_text()) if meta_file.exists() else {}
@@ -102,7 +102,7 @@ def stage_data(results: Path, staging: Path, root: Path | None = None) -> Path:
         meta_file.write_text(json.dumps(meta, indent=1))
         generated = staging / "book" / "generated"
         generated.mkdir(parents=True, exist_ok=True)
-        (generated / "dataset.md").write_text(reference.describe(meta, source, is_reference) + "\n")
+        (generated / "dataset.md").write_text(dataset.describe(meta, source, is_reference) + "\n")
     return staged
 
 
@@ -257,12 +257,12 @@ def build(
     results/PROFILE.csv (or results) first, unless measure is False."""
     root = root.resolve()
     if profile is None and results is None:
-        results = reference.results_path(root)
+        results = dataset.results_path(root)
         measure = False
         if not results.exists():
             raise UsageError(f"the reference dataset {results} is missing; run make reference")
         _say(f"building from the reference dataset {shown_path(results, root)} (no measuring)")
-    profile = profile or reference.PROFILE
+    profile = profile or dataset.PROFILE
     if profile not in profiles.profile_names():
         valid = ", ".join(profiles.profile_names())
         raise UsageError(f"unknown profile {profile!r}; choose one of: {valid}")
