@@ -292,25 +292,27 @@ def _fixture_with_blocked_rows():
 
 
 def test_the_chapter_says_not_measured_where_no_blocked_row_is():
-    from jacbench.report import blocked as report
+    from jacbench.report import figures
+    from jacbench.report.chapters import blocked as report
 
     df, _ = _fixture_with_blocked_rows()
     said = report.summary(df, "jax", "blocked-jvp")
     assert said["twin"] == "jvp" and said["twin_n"] == "1,000"
     assert said["n"] == said["peak"] == said["ratio"] == "not measured in this profile"
-    assert report.pairs("numpy") == []
+    assert registry.blocked_pairs("numpy") == []
     assert len(report.table(df)) == 6
     assert report.furthest(df, "jax") is None
     assert report.phrase(df, "jax") == "not measured in this profile"
-    fig = report.figure(df)
+    fig = figures.blocked(df)
     assert len(fig.axes) == 3
 
 
 def test_the_chapter_reads_the_blocked_strategy_at_its_largest_n():
     import pandas as pd
 
-    from jacbench.report import blocked as report
-    from jacbench.report import formats
+    from jacbench.report import figures, formats
+    from jacbench.report.chapters import blocked as report
+    from jacbench.report.figures.gbm import _blocked_names
 
     df, rows = _fixture_with_blocked_rows()
     df = pd.concat([df, rows], ignore_index=True)
@@ -320,8 +322,10 @@ def test_the_chapter_reads_the_blocked_strategy_at_its_largest_n():
     assert said["peak"] == formats.size(top["peak"])
     assert report.furthest(df, "jax") == "blocked-jvp"
     assert report.phrase(df, "jax").startswith(f"blocked-jvp to N = {said['n']}: ")
-    assert "simulation:blocked-jit" in report.names("jax")
-    assert ("blocked-pathwise-function", "pathwise-function") in report.pairs("tensorflow")
-    fig = report.figure(df, "memory")
+    assert "simulation:blocked-jit" in _blocked_names("jax")
+    assert ("blocked-pathwise-function", "pathwise-function") in registry.blocked_pairs(
+        "tensorflow"
+    )
+    fig = figures.blocked(df, "memory")
     drawn = {line.get_gid() for ax in fig.axes for line in ax.get_lines()}
     assert "jax/blocked-jvp" in drawn and "jax/jvp" in drawn

@@ -1,11 +1,12 @@
-"""The comparisons chapters 2 and 3 state in words (report.expert), on the committed fixture."""
+"""The comparisons chapters 2 and 3 state in words, on the committed fixture."""
 
 import math
 from pathlib import Path
 
 import pytest
 
-from jacbench.report import data, expert, formats, queries
+from jacbench.report import data, formats, queries
+from jacbench.report.chapters import modes, vectorized
 from jacbench.strategies import registry
 
 FIXTURE = Path(__file__).parent / "data" / "results-small.csv"
@@ -22,7 +23,7 @@ def df():
 
 
 def test_loop_against_vectorized_pairs_the_rows_of_one_size(df):
-    cmp = expert.loop_against_vectorized(df, PAIRS)
+    cmp = vectorized.loop_against_vectorized(df, PAIRS)
     # The fixture has no TensorFlow loop: only the pairs measured at the same N appear.
     assert sorted(set(cmp["framework"])) == ["jax", "torch"]
     for r in cmp.itertuples():
@@ -32,28 +33,27 @@ def test_loop_against_vectorized_pairs_the_rows_of_one_size(df):
                           paths=r.paths, status="ok")  # fmt: skip
         assert math.isclose(r.time_ratio, vec["warm_median_s"] / loop["warm_median_s"])
         assert math.isclose(r.memory_ratio, vec["peak_over_inputs"] / loop["peak_over_inputs"])
-    assert expert.loop_against_vectorized(df, []).empty
+    assert vectorized.loop_against_vectorized(df, []).empty
 
 
 def test_which_is_faster_names_the_faster_first_whatever_the_order():
-    one = expert.which_is_faster("loop", 0.25, "vmap", 1.0)
-    assert one == expert.which_is_faster("vmap", 1.0, "loop", 0.25)
+    one = vectorized.which_is_faster("loop", 0.25, "vmap", 1.0)
+    assert one == vectorized.which_is_faster("vmap", 1.0, "loop", 0.25)
     assert one.startswith("loop, 4.0× faster than vmap (250.0 ms against 1.00 s)")
-    assert expert.which_is_faster("loop", None, "vmap", 1.0) == formats.NOT_MEASURED
-    assert expert.which_is_faster("loop", float("nan"), "vmap", 1.0) == formats.NOT_MEASURED
+    assert vectorized.which_is_faster("loop", None, "vmap", 1.0) == formats.NOT_MEASURED
+    assert vectorized.which_is_faster("loop", float("nan"), "vmap", 1.0) == formats.NOT_MEASURED
 
 
 def test_against_expected_is_the_measured_over_the_expected():
-    assert expert.against_expected(250.0, 500) == "0.50×"
-    assert expert.against_expected(1000.0, 500) == "2.00×"
-    assert expert.against_expected(None, 500) == formats.NOT_MEASURED
-    assert expert.against_expected(3.0, 0) == formats.NOT_MEASURED
+    assert modes.against_expected(250.0, 500) == "0.50×"
+    assert modes.against_expected(1000.0, 500) == "2.00×"
+    assert modes.against_expected(None, 500) == formats.NOT_MEASURED
+    assert modes.against_expected(3.0, 0) == formats.NOT_MEASURED
 
 
 def test_only_pytorch_loops_have_a_model_fitted_under_glibc_mmap():
-    for fw, name in expert.MODEL_FITTED_UNDER_MMAP:
-        s = registry.get(fw, name)
-        assert fw == "torch" and s.mode == "reverse" and s.batching == "loop"
-        assert expert.model_allocator(fw, name) == "glibc-mmap"
-    assert expert.model_allocator("torch", "jacrev") == "glibc"
-    assert expert.model_allocator("tensorflow", "tape-jacobian-loop") == "glibc"
+    mmap = [s for s in registry.STRATEGIES if s.memory_fitted_under == "glibc-mmap"]
+    assert {s.name for s in mmap} == {"question", "functional-loop", "grad-loop"}
+    for s in mmap:
+        assert s.framework == "torch" and s.mode == "reverse" and s.batching == "loop"
+    assert registry.get("tensorflow", "tape-jacobian-loop").memory_fitted_under == "glibc"

@@ -9,7 +9,9 @@ from matplotlib.colors import to_hex
 from matplotlib.text import Text
 
 from jacbench.constants import FRAMEWORKS
-from jacbench.report import data, figures, figures_scaling
+from jacbench.report import data, figures
+from jacbench.report.chapters import gbm as chapter
+from jacbench.report.figures import panels as figures_scaling
 from jacbench.strategies import registry
 
 FIXTURE = Path(__file__).parent / "data" / "results-small.csv"
@@ -92,7 +94,7 @@ def test_captions_state_the_conditions(df):
     ],
 )
 def test_break_even_on_made_up_numbers(cold_c, warm_c, cold_e, warm_e, calls):
-    assert figures.break_even(cold_c, warm_c, cold_e, warm_e) == calls
+    assert chapter.break_even(cold_c, warm_c, cold_e, warm_e) == calls
     if calls is not None:  # the definition, call by call
 
         def total(cold, warm, n):
@@ -103,7 +105,7 @@ def test_break_even_on_made_up_numbers(cold_c, warm_c, cold_e, warm_e, calls):
 
 
 def test_compiled_variants_and_their_eager_counterparts(df):
-    pairs = {(fw, c): e for fw in FRAMEWORKS for c, e in figures.compiled_variants(fw)}
+    pairs = {(fw, c): e for fw in FRAMEWORKS for c, e in registry.compiled_variants(fw)}
     assert pairs["torch", "compiled-jvp"] == "jvp"
     assert pairs["torch", "compiled-pathwise"] == "pathwise"
     assert pairs["tensorflow", "pathwise-function"] == "pathwise"
@@ -114,11 +116,11 @@ def test_compiled_variants_and_their_eager_counterparts(df):
     assert ("torch", "pathwise") not in pairs
 
     prices = {
-        (p["framework"], p["strategy"], p["paths"]): p for p in figures.compile_prices(df, 1000)
+        (p["framework"], p["strategy"], p["paths"]): p for p in chapter.compile_prices(df, 1000)
     }
     p = prices["torch", "compiled-pathwise", 1000]
     assert p["compile"] == pytest.approx(p["cold"] - p["warm"])
-    assert p["break_even"] == figures.break_even(p["cold"], p["warm"], p["eager_cold"],
+    assert p["break_even"] == chapter.break_even(p["cold"], p["warm"], p["eager_cold"],
                                                  p["eager_warm"])  # fmt: skip
     assert prices["jax", "pathwise", 1000]["eager"] is None
     assert ("jax", "pathwise", 10_000) in prices  # the largest N it ran

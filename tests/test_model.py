@@ -8,7 +8,6 @@ import pytest
 from jacbench.measure import runner, store
 from jacbench.measure.case import Case
 from jacbench.report import dataset
-from jacbench.report.expert import MODEL_FITTED_UNDER_MMAP
 from jacbench.strategies import registry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,13 +31,15 @@ RANGE = {
 
 # Under glibc's default allocator the torch loops keep freed per-row buffers by an amount that
 # jumps with N (1.6 GiB at N=2,000, 30 MiB at 2,500 on the reference machine): the model gives
-# the mechanism (one tape) and is checked with the allocator that returns freed memory.
-# The book says the same where it shows the model (report.expert), from this one set.
-GLIBC_RETAINS = MODEL_FITTED_UNDER_MMAP
+# the mechanism (one tape) and is checked with the allocator that returns freed memory, the one
+# their registry records name (memory_fitted_under), as the book says where it shows the model.
+GLIBC_RETAINS = {
+    (s.framework, s.name) for s in registry.STRATEGIES if s.memory_fitted_under != "glibc"
+}
 
 
 def _allocator(fw: str, name: str) -> str:
-    return "glibc-mmap" if (fw, name) in GLIBC_RETAINS else "glibc"
+    return registry.get(fw, name).memory_fitted_under
 
 
 def _measured_peak(row: dict) -> int:

@@ -16,7 +16,9 @@ from jacbench.constants import GIB
 from jacbench.errors import UsageError
 from jacbench.measure import harness, profiles, runner, store
 from jacbench.measure.case import Case
-from jacbench.report import data, queries, reproduced, speedups
+from jacbench.report import data, queries
+from jacbench.report.chapters import question as speedups
+from jacbench.report.chapters import reproduced
 
 NAP = "callable:jacbench.measure.probes:nap"
 ALLOCATE_FOREVER = "callable:jacbench.measure.probes:allocate_forever"

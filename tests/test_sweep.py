@@ -257,3 +257,16 @@ def test_sizes_read_the_same_everywhere(tmp_path, written):
     assert {c.paths for c in profiles.expand(profiles.load_profile(str(p)))} == {10_000}
     cli = profiles.expand(profiles.load_profile("quick"), {"paths": [10_000]})
     assert {c.paths for c in cli if c.problem == "gbm"} == {10_000}
+
+
+def test_the_efficient_profile_measures_the_standard_profiles_cases_at_its_size():
+    """Its rows sit beside the reference dataset's: the same keys, so the same settings."""
+    efficient = profiles.expand(profiles.load_profile("efficient"))
+    standard = {c.key("env") for c in profiles.expand(profiles.load_profile("standard"))}
+    assert {c.paths for c in efficient} == {1_000_000}
+    assert [c.label() for c in efficient if c.key("env") not in standard] == []
+    # Every recommended strategy's time is read against its simulation, measured beside it.
+    names = {(c.framework, c.strategy) for c in efficient}
+    for fw, name in names:
+        baseline = Case(framework=fw, strategy=name).baseline
+        assert baseline is None or (fw, baseline.text) in names, (fw, name)

@@ -249,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cmd_strategies(args: argparse.Namespace) -> int:
-    from jacbench.strategies.registry import listing
+    from jacbench.strategies.listing import listing
 
     print(listing(as_json=args.json))
     return 0

@@ -11,7 +11,11 @@ from jacbench.errors import UsageError
 from jacbench.measure import harness
 from jacbench.measure.targets import Target, parse
 from jacbench.problems import PARAMS, SIZE
+from jacbench.problems.gbm import GBMParams
 from jacbench.units import parse_bytes
+
+# The problem's own defaults, written once in its parameters (a case's key hashes these values).
+_GBM = GBMParams()
 
 
 @dataclass(frozen=True)
@@ -22,19 +26,19 @@ class Case:
 
     framework: str
     strategy: str
-    paths: int = 1000  # gbm: N paths
+    paths: int = _GBM.paths  # gbm: N paths
     inputs: int = 0  # moments: n inputs; shapes: n
     batch: int = 0  # moments-batch: B rows
     outputs: int = 0  # shapes: m outputs
-    steps: int = 52
-    dtype: str = "float32"
-    chunk_size: int = 256
+    steps: int = _GBM.steps
+    dtype: str = _GBM.dtype
+    chunk_size: int = _GBM.chunk_size
     threads: int = 1
-    spot: float = 100.0
-    vol: float = 0.2
-    drift: float = 0.03
-    maturity: float = 1.0
-    seed: int = 1234
+    spot: float = _GBM.spot
+    vol: float = _GBM.vol
+    drift: float = _GBM.drift
+    maturity: float = _GBM.maturity
+    seed: int = _GBM.seed
     allocator: str = "glibc"
     mem_cap: int = None  # type: ignore[assignment] - bytes; None: harness.default_mem_cap()
     timeout: float = 300.0

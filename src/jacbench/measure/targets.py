@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from jacbench.errors import UnsupportedConfiguration, UsageError
+from jacbench.errors import Unsupported, UsageError
 from jacbench.second import registry as second
 from jacbench.strategies import registry
 from jacbench.strategies.memory_model import MemoryModel
@@ -22,7 +22,7 @@ from jacbench.strategies.memory_model import MemoryModel
 MODES = ("forward", "reverse")  # of the crossover
 
 
-class _Target:
+class _Target(Unsupported):
     """What every target answers; subclasses are frozen dataclasses."""
 
     kind: ClassVar[str]
@@ -38,15 +38,6 @@ class _Target:
     def imports(self) -> str | None:
         """The framework the worker imports (with its thread pools fixed) before building."""
         return self.framework
-
-    def unsupported(self, problem: str, dtype: str) -> str | None:
-        """Why the target cannot run this problem in this dtype, or None when it can."""
-        return None
-
-    def check(self, problem: str, dtype: str) -> None:
-        reason = self.unsupported(problem, dtype)
-        if reason:
-            raise UnsupportedConfiguration(reason)
 
     def memory(self, problem: str) -> MemoryModel | None:
         """The record's memory model, or None when the target has none."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jacbench.errors import UnsupportedConfiguration, UsageError
+from jacbench.errors import Unsupported, UsageError
 from jacbench.strategies.memory_model import MemoryModel
 from jacbench.strategies.memory_model import MemoryModel as M
 
@@ -25,7 +25,9 @@ KINDS = ("dense", "hvp", "diagonal", "greeks")
 
 
 @dataclass(frozen=True)
-class Method:
+class Method(Unsupported):
+    """One second-order method, described as data, with the roles the chapters read."""
+
     framework: str
     name: str
     kind: str
@@ -33,6 +35,11 @@ class Method:
     # Working memory in the model's units: for the moments problem one "path array" is the
     # n inputs, so batch=1 means one n x n matrix (see jacbench.strategies.memory_model).
     memory: MemoryModel = MemoryModel()
+    # --- roles ---
+    default: bool = False  # the framework's own Hessian call
+    # How a dense method builds the Hessian, in the recommendation's words (from its code).
+    how: str = ""
+    answer: bool = False  # the answer code prints its builder (Hessian-vector products)
 
     @property
     def key(self) -> str:
@@ -47,11 +54,6 @@ class Method:
         if problem != self.problem:
             return f"second-order method {self.key} takes the {self.problem} problem, not {problem}"
         return None
-
-    def check(self, problem: str, dtype: str) -> None:
-        reason = self.unsupported(problem, dtype)
-        if reason:
-            raise UnsupportedConfiguration(reason)
 
     def memory_for(self, problem: str) -> MemoryModel:
         return self.memory
@@ -91,13 +93,17 @@ class Method:
 METHODS: tuple[Method, ...] = (
     Method("torch", "functional-hessian", "dense",
            "torch.autograd.functional.hessian of each output (reverse-over-reverse).",
-           M(batch=8, fixed_mib=20)),
+           M(batch=8, fixed_mib=20), default=True,
+           how="per output, a loop of n reverse sweeps over the gradient's graph; the n rows "
+           "kept, then stacked into a copy"),
     Method("torch", "func-hessian", "dense",
            "torch.func.hessian (jacfwd over jacrev) of all three outputs at once.",
-           M(batch=12.5, fixed_mib=100)),
+           M(batch=12.5, fixed_mib=100),
+           how="jacfwd over jacrev: the n rows of an n × n identity pushed as tangents through "
+           "the reverse pass of all three outputs at once, every intermediate n times larger"),
     Method("torch", "hvp", "hvp",
            "Forward-over-reverse: torch.func.jvp of torch.func.grad, one pass per output.",
-           M(arrays=9.5, fixed_mib=150)),
+           M(arrays=9.5, fixed_mib=150), answer=True),
     Method("torch", "diagonal", "diagonal",
            "The HVP with a vector of ones: exactly diag(H) when H is diagonal (separable f).",
            M(arrays=9.5, fixed_mib=150)),
@@ -106,17 +112,22 @@ METHODS: tuple[Method, ...] = (
            M(arrays=24, fixed_mib=90)),
     Method("tensorflow", "nested-tapes", "dense",
            "A GradientTape.jacobian of the gradient from an inner tape, per output.",
-           M(batch=12.5, fixed_mib=20)),
+           M(batch=12.5, fixed_mib=20), default=True,
+           how="per output, tape.jacobian of the inner tape's gradient, vectorized by pfor: "
+           "every intermediate of the gradient holds n rows"),
     Method("tensorflow", "hvp", "hvp",
            "Forward-over-reverse: ForwardAccumulator around a GradientTape gradient.",
-           M(arrays=27.5, fixed_mib=10)),
+           M(arrays=27.5, fixed_mib=10), answer=True),
     Method("tensorflow", "greeks", "greeks",
            "Per-path second-order Greeks: ForwardAccumulator in vol over the pathwise gradient.",
            M(arrays=16, fixed_mib=15)),
     Method("jax", "hessian", "dense",
-           "jax.hessian (jacfwd over jacrev) under jit.", M(batch=3.2, fixed_mib=40)),
+           "jax.hessian (jacfwd over jacrev) under jit.", M(batch=3.2, fixed_mib=40),
+           default=True,
+           how="jacfwd over jacrev under jit: the n × n identity as tangents, fused by XLA"),
     Method("jax", "hvp", "hvp",
-           "Forward-over-reverse: jax.jvp of jax.grad, under jit.", M(arrays=2, fixed_mib=60)),
+           "Forward-over-reverse: jax.jvp of jax.grad, under jit.", M(arrays=2, fixed_mib=60),
+           answer=True),
     Method("jax", "diagonal", "diagonal",
            "The HVP with a vector of ones under jit: exactly diag(H) for a separable f.",
            M(arrays=2.5, fixed_mib=40)),
@@ -136,6 +147,17 @@ def get(framework: str, name: str) -> Method:
 
 
 def by_framework(framework: str, problem: str | None = None) -> list[Method]:
+    """The methods of a framework, optionally only those of one problem."""
     return [
         m for m in METHODS if m.framework == framework and (problem is None or m.problem == problem)
     ]
+
+
+def default(framework: str) -> Method | None:
+    """The framework's own Hessian call (None: numpy has none)."""
+    return next((m for m in by_framework(framework) if m.default), None)
+
+
+def answer(framework: str) -> Method | None:
+    """The method whose builder the answer code prints (Hessian-vector products)."""
+    return next((m for m in by_framework(framework) if m.answer), None)

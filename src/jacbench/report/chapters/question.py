@@ -1,5 +1,6 @@
-"""The fastest strategy of each framework against the question's program at the question's N,
-in time and in memory beyond the inputs; where the program did not finish, what stopped it."""
+"""The question (chapter 1): the fastest strategy of each framework against the question's
+program at the question's N, in time and in memory beyond the inputs; where the program did not
+finish, what stopped it."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pandas as pd
 
 from jacbench.constants import FRAMEWORK_NAMES
 from jacbench.report import formats, queries
-from jacbench.report.reproduced import (
+from jacbench.report.chapters.reproduced import (
     ALLOCATORS,
     QUESTION_N,
     STANDARD_ONLY,

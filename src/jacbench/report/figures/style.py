@@ -11,6 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402, F401 - the figure modules draw with this pyplot
 
 WIDTH = 7.0  # inches: a page-width figure in the book theme
+FRAMEWORK_COLOURS = {"torch": "#d62728", "tensorflow": "#ff7f0e", "jax": "#1f77b4", "numpy": "#555"}
 FAILED_MARKERS = {"memory-cap": "X", "timeout": "v", "skipped-predicted": "s", "error": "D"}
 FAILED_WORDS = {
     "memory-cap": "killed at memory cap",
@@ -63,3 +64,32 @@ def log_axes(ax, x: bool = True, y: bool = True) -> None:
             axis.set_major_locator(LogLocator(base=10, subs=(1.0, 3.0)))
         axis.set_major_formatter(plain)
         axis.set_minor_formatter(NullFormatter())
+
+
+def strategy_colours(names: list[str]) -> dict[str, tuple]:
+    """One colour of tab20 per name, in order."""
+    cmap = plt.get_cmap("tab20")
+    return {n: cmap(i % 20) for i, n in enumerate(names)}
+
+
+def failure_legend(ax, failed_seen, outside: bool = True) -> None:
+    """The axes' legend with one marker per kind of failure drawn ((name, word) pairs)."""
+    handles, labels = ax.get_legend_handles_labels()
+    words = sorted({w for _, w in failed_seen})
+    for status, word in FAILED_WORDS.items():
+        if word in words:
+            handles.append(
+                plt.Line2D(
+                    [],
+                    [],
+                    marker=FAILED_MARKERS[status],
+                    color="grey",
+                    ls="",
+                    markeredgecolor="black",
+                )  # fmt: skip
+            )
+            labels.append(word)
+    if outside:
+        ax.legend(handles, labels, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    else:
+        ax.legend(handles, labels, loc="upper left", frameon=False)

@@ -1,43 +1,16 @@
-"""The path-blocked strategies against the strategies they block: the GBM chapter's "beyond
-memory" section, its figure and its numbers (strategies.blocked says what blocking is)."""
+"""The path-blocked strategies against the strategies they block: the numbers of the GBM
+chapter's "beyond memory" section (its figure is figures.blocked; strategies.blocked says what
+blocking is)."""
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from jacbench.constants import AD_FRAMEWORKS
-from jacbench.measure.targets import SimulationTarget
 from jacbench.report import formats, queries
-from jacbench.report.figure_style import style
-from jacbench.report.figures_scaling import PANEL_HEIGHT, SCALING_WIDTH, scaling
 from jacbench.report.formats import NOT_MEASURED
 from jacbench.strategies import registry
-
-
-def pairs(framework: str) -> list[tuple[str, str]]:
-    """(blocked strategy, the strategy it blocks) of a framework, in the registry's order."""
-    return [(s.name, s.blocks) for s in registry.by_framework(framework, "gbm") if s.blocked]
-
-
-def names(framework: str) -> list[str]:
-    """What the figure draws for a framework: each pair, and the blocked simulation."""
-    drawn = [n for pair in pairs(framework) for n in pair]
-    executions = {registry.get(framework, b).execution for b, _ in pairs(framework)}
-    return drawn + [SimulationTarget(framework, e).text for e in sorted(executions)]
-
-
-def figure(df: pd.DataFrame, metric: str = "time", frameworks=AD_FRAMEWORKS):
-    """Warm time or peak memory against N, one panel per framework: the blocked strategies,
-    the ones they block and the blocked simulation, every line labelled at its end."""
-    style()
-    frameworks = [f for f in frameworks if pairs(f)]
-    fig, axes = plt.subplots(len(frameworks), 1, figsize=(SCALING_WIDTH,
-                             PANEL_HEIGHT * len(frameworks) + 0.4))  # fmt: skip
-    for ax, fw in zip(np.atleast_1d(axes), frameworks, strict=True):
-        scaling(df, fw, metric, strategies=names(fw), ax=ax, emphasis=False)
-    return fig
 
 
 def summary(df: pd.DataFrame, framework: str, name: str) -> dict[str, str]:
@@ -66,7 +39,7 @@ def table(df: pd.DataFrame, frameworks=AD_FRAMEWORKS) -> pd.DataFrame:
     largest N of the strategy it blocks, with short column names so that the table fits the
     book's column; "–" where a value was not measured."""
     rows = [summary(df, fw, b) | {"key": f"{fw}/{b}"}
-            for fw in frameworks for b, _ in pairs(fw)]  # fmt: skip
+            for fw in frameworks for b, _ in registry.blocked_pairs(fw)]  # fmt: skip
     columns = {"key": "strategy", "n": "largest N", "time": "time", "peak": "peak",
                "peak_1e6": "peak at 10^6", "ratio": "× simulation",
                "twin_n": "unblocked to N"}  # fmt: skip
@@ -79,7 +52,7 @@ def furthest(df: pd.DataFrame, framework: str) -> str | None:
     """The framework's blocked strategy that ran correctly at the largest N (the lower ratio
     to its simulation among equals), or None where none ran."""
     best = None
-    for name, _ in pairs(framework):
+    for name, _ in registry.blocked_pairs(framework):
         top = queries.largest_ok(df, framework, name)
         if top is None:
             continue

@@ -1,5 +1,4 @@
-"""The GBM chapter's scaling figures (time and memory against N, one panel per framework) and
-the price of compilation.
+"""The GBM chapter's scaling figures: time and memory against N, one panel per framework.
 
 Every strategy belongs to one family, read from its registry record, and each family has one
 colour in every panel of every chapter: loop, vectorized and chunked reverse mode, forward
@@ -12,8 +11,6 @@ muted. Warm time carries its spread (the fastest to the slowest warm call) as a 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
@@ -22,10 +19,9 @@ from matplotlib.ticker import FuncFormatter
 
 from jacbench.constants import FRAMEWORK_NAMES
 from jacbench.measure.targets import parse
-from jacbench.report import queries
 from jacbench.report.data import records
-from jacbench.report.figure_labels import limit_text, place_labels
-from jacbench.report.figure_style import FAILED_MARKERS, FAILED_WORDS, log_axes, plt, style
+from jacbench.report.figures.labels import limit_text, place_labels
+from jacbench.report.figures.style import FAILED_MARKERS, FAILED_WORDS, log_axes, plt, style
 from jacbench.report.queries import where
 from jacbench.strategies import registry
 
@@ -40,7 +36,6 @@ FAMILIES = {
     "no AD": "#707070",
 }
 RECOMMENDED = ("pathwise", "forward", "compiled")
-COMPILERS = {"inductor": "torch.compile", "function": "tf.function", "xla": "XLA", "jit": "jax.jit"}
 # Inches and points: a figure whose text stays readable when a 390 px phone shrinks it to fit.
 SCALING_WIDTH, PANEL_HEIGHT = 4.2, 3.0
 TEXT_SIZE = 10.5
@@ -71,81 +66,6 @@ def strong(framework: str, name: str) -> bool:
 def _short(framework: str, name: str) -> str:
     target = parse(framework, name)
     return f"simulation ({target.name})" if target.kind == "simulation" else target.name
-
-
-# --- the price of compilation -----------------------------------------------------------------
-
-
-def eager_counterpart(framework: str, name: str) -> str | None:
-    """The same differentiation in eager mode ('compiled-jvp' -> 'jvp', 'pathwise-function' ->
-    'pathwise'), or None: not compiled, or no eager twin in the registry (JAX: jit only)."""
-    s = registry.get(framework, name)
-    if not s.compiled:
-        return None
-    eager = {t.name: t for t in registry.by_framework(framework) if t.execution == "eager"}
-    for prefix, suffix in (("compiled-", ""), ("", "-function"), ("", "-xla")):
-        if name.startswith(prefix) and name.endswith(suffix):
-            twin = eager.get(name[len(prefix) : len(name) - len(suffix)])
-            if twin is not None and (twin.mode, twin.batching) == (s.mode, s.batching):
-                return twin.name
-    return None
-
-
-def break_even(cold_c: float, warm_c: float, cold_e: float, warm_e: float) -> int | None:
-    """The first number of calls n at which the compiled variant's total time is below the
-    eager one's: cold_c + (n-1) warm_c < cold_e + (n-1) warm_e. 1 means from the first call;
-    None means never (its warm call is not faster and its first call not either)."""
-    if cold_c < cold_e:
-        return 1
-    if warm_c >= warm_e:
-        return None
-
-    def ahead(n: int) -> bool:
-        return cold_c + (n - 1) * warm_c < cold_e + (n - 1) * warm_e
-
-    n = max(2, math.floor((cold_c - cold_e) / (warm_e - warm_c)) + 2)
-    while n > 2 and ahead(n - 1):  # the formula's rounding, settled by the definition itself
-        n -= 1
-    while not ahead(n):
-        n += 1
-    return n
-
-
-def compiled_variants(framework: str) -> list[tuple[str, str | None]]:
-    """(compiled GBM strategy, its eager counterpart or None), in the registry's order."""
-    return [
-        (s.name, eager_counterpart(framework, s.name))
-        for s in registry.by_framework(framework, "gbm")
-        if s.compiled
-    ]
-
-
-def compile_prices(df: pd.DataFrame, paths: int) -> list[dict]:
-    """Each compiled GBM variant against its eager counterpart at N = paths and at the largest N
-    both ran (JAX: the largest it ran): first and warm calls of each, the compile cost (cold
-    minus warm) and the break-even call. Sizes where the variant did not run are left out."""
-    out = []
-    for fw in registry.FRAMEWORKS:
-        for name, eager in compiled_variants(fw):
-            largest = queries.largest_common(df, fw, [name] + ([eager] if eager else []))
-            for n in dict.fromkeys(n for n in (paths, largest) if n is not None):
-                found = queries.gbm(df, framework=fw, paths=n, status="ok")
-                c = queries.one(found, strategy=name)
-                e = queries.one(found, strategy=eager) if eager else None
-                if c is None:
-                    continue
-                both = e is not None
-                out.append({
-                    "framework": fw, "strategy": name, "eager": eager, "paths": n,
-                    "compiler": COMPILERS[registry.get(fw, name).engine],
-                    "cold": c["cold_s"], "warm": c["warm_median_s"],
-                    "compile": c["cold_s"] - c["warm_median_s"],
-                    "eager_cold": e["cold_s"] if both else None,
-                    "eager_warm": e["warm_median_s"] if both else None,
-                    "break_even": break_even(c["cold_s"], c["warm_median_s"], e["cold_s"],
-                                             e["warm_median_s"]) if both else None,
-                })  # fmt: skip
-    return out
 
 
 # --- the figures ---------------------------------------------------------------------------------
