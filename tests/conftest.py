@@ -22,6 +22,21 @@ def cases() -> dict[str, gbm.GBMCase]:
 
 
 @pytest.fixture(scope="session")
+def small_results() -> Path:
+    """The committed 49-row results fixture (rows of a quick sweep), its metadata and crossover
+    rows beside it: the chapters' computations are tested on it without a sweep."""
+    return Path(__file__).parent / "data" / "results-small.csv"
+
+
+@pytest.fixture
+def small(small_results):
+    """The fixture as a chapter reads it (report.data.load), a fresh frame for each test."""
+    from jacbench.report import data
+
+    return data.load(small_results)
+
+
+@pytest.fixture(scope="session")
 def quick_results(tmp_path_factory):
     """The quick profile's cases swept once per test session (about 4 minutes on 2 cores):
     every strategy in a capped worker as the current code runs it. Its crossover is left out:

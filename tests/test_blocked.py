@@ -278,24 +278,19 @@ def test_the_worker_streams_a_blocked_target(monkeypatch):
 # --- the chapter's figure and numbers ---------------------------------------------------------
 
 
-def _fixture_with_blocked_rows():
-    """The small results fixture, plus JAX's jvp rows relabelled as blocked-jvp at N x 1,000."""
-    from pathlib import Path
-
-    from jacbench.report import data
-
-    df = data.load(Path(__file__).parent / "data" / "results-small.csv")
+def _blocked_rows(df):
+    """JAX's jvp rows of the small results fixture relabelled as blocked-jvp at N x 1,000."""
     rows = df[(df["framework"] == "jax") & (df["strategy"] == "jvp")].copy()
     rows["strategy"] = "blocked-jvp"
     rows["paths"] = rows["paths"] * 1000
-    return df, rows
+    return rows
 
 
-def test_the_chapter_says_not_measured_where_no_blocked_row_is():
+def test_the_chapter_says_not_measured_where_no_blocked_row_is(small):
     from jacbench.report import figures
     from jacbench.report.chapters import blocked as report
 
-    df, _ = _fixture_with_blocked_rows()
+    df = small
     said = report.summary(df, "jax", "blocked-jvp")
     assert said["twin"] == "jvp" and said["twin_n"] == "1,000"
     assert said["n"] == said["peak"] == said["ratio"] == "not measured in this profile"
@@ -307,15 +302,15 @@ def test_the_chapter_says_not_measured_where_no_blocked_row_is():
     assert len(fig.axes) == 3
 
 
-def test_the_chapter_reads_the_blocked_strategy_at_its_largest_n():
+def test_the_chapter_reads_the_blocked_strategy_at_its_largest_n(small):
     import pandas as pd
 
     from jacbench.report import figures, formats
     from jacbench.report.chapters import blocked as report
     from jacbench.report.figures.gbm import _blocked_names
 
-    df, rows = _fixture_with_blocked_rows()
-    df = pd.concat([df, rows], ignore_index=True)
+    rows = _blocked_rows(small)
+    df = pd.concat([small, rows], ignore_index=True)
     top = rows.sort_values("paths").iloc[-1]
     said = report.summary(df, "jax", "blocked-jvp")
     assert said["n"] == formats.count(top["paths"])

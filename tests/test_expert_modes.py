@@ -1,7 +1,6 @@
 """The comparisons chapters 2 and 3 state in words, on the committed fixture."""
 
 import math
-from pathlib import Path
 
 import pytest
 
@@ -9,7 +8,6 @@ from jacbench.report import data, formats, queries
 from jacbench.report.chapters import modes, vectorized
 from jacbench.strategies import registry
 
-FIXTURE = Path(__file__).parent / "data" / "results-small.csv"
 PAIRS = [
     ("torch", "grad-loop", "jacrev"),
     ("tensorflow", "tape-jacobian-loop", "tape-jacobian-pfor"),
@@ -18,8 +16,8 @@ PAIRS = [
 
 
 @pytest.fixture(scope="module")
-def df():
-    return data.load(FIXTURE)
+def df(small_results):
+    return data.load(small_results)
 
 
 def test_loop_against_vectorized_pairs_the_rows_of_one_size(df):

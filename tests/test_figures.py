@@ -14,13 +14,12 @@ from jacbench.report.chapters import gbm as chapter
 from jacbench.report.figures import panels as figures_scaling
 from jacbench.strategies import registry
 
-FIXTURE = Path(__file__).parent / "data" / "results-small.csv"
 GBM = [(fw, s) for fw in FRAMEWORKS for s in registry.by_framework(fw, "gbm")]
 
 
 @pytest.fixture(scope="module")
-def df():
-    return data.load(FIXTURE)
+def df(small_results):
+    return data.load(small_results)
 
 
 @pytest.mark.parametrize(("fw", "s"), GBM, ids=[f"{fw}/{s.name}" for fw, s in GBM])

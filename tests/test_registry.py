@@ -64,3 +64,90 @@ def test_importing_the_registry_imports_no_framework():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# --- roles: what the chapters, figures and tests read instead of lists of names ---------------
+
+AD = ("torch", "tensorflow", "jax")
+
+
+def test_each_framework_has_one_default_call_and_it_is_reverse_mode():
+    from jacbench.second import registry as second
+
+    for fw in AD:
+        (default,) = [s for s in registry.by_framework(fw) if s.default]
+        assert registry.default(fw) is default
+        # The book's claim: the frameworks' jacobian functions are reverse mode by default.
+        assert default.mode == "reverse" and {"gbm", "moments"} <= set(default.problems)
+        (hessian,) = [m for m in second.by_framework(fw) if m.default]
+        assert second.default(fw) is hessian and hessian.kind == "dense" and hessian.how
+    assert registry.default("numpy") is None
+
+
+def test_a_variant_runs_its_twins_differentiation_compiled_or_by_blocks():
+    variants = [s for s in registry.STRATEGIES if s.variant_of]
+    assert variants, "the registry has compiled and blocked variants"
+    for s in variants:
+        twin = registry.get(s.framework, s.variant_of)  # UsageError if it names no strategy
+        assert (twin.mode, twin.batching) == (s.mode, s.batching), s.key
+        assert not twin.blocked and (s.blocked or (s.compiled and twin.engine == "eager")), s.key
+        assert set(s.problems) <= set(twin.problems), s.key
+    # Every compiled strategy of an eager framework is the variant of an eager twin; JAX has none.
+    for s in registry.STRATEGIES:
+        if s.compiled and not s.blocked and s.framework in ("torch", "tensorflow"):
+            assert s.eager_twin == s.variant_of, s.key
+    assert all(s.eager_twin is None for s in registry.by_framework("jax"))
+    assert registry.get("tensorflow", "blocked-forward-function").eager_twin is None
+    assert registry.get("jax", "blocked-jvp").blocks == "jvp"
+    assert registry.get("jax", "jvp").blocks == ""
+
+
+def test_a_vectorized_strategy_batches_the_vjps_of_its_loop():
+    pairs = [(s, registry.get(s.framework, s.vectorizes)) for s in registry.STRATEGIES
+             if s.vectorizes]  # fmt: skip
+    assert {s.framework for s, _ in pairs} == set(AD)
+    for vec, loop in pairs:
+        assert vec.batching == "vectorized" and loop.batching == "loop", vec.key
+        assert vec.mode == loop.mode == "reverse", vec.key
+    loops = [loop.key for _, loop in pairs]
+    assert len(loops) == len(set(loops)), "one vectorized strategy per loop"
+
+
+def test_the_question_programs_are_never_candidates():
+    for s in registry.STRATEGIES:
+        if s.faithful:
+            assert not s.candidate, s.key
+    assert not registry.get("torch", "grad-loop-create-graph").candidate
+    assert registry.get("torch", "pathwise").candidate
+
+
+def test_each_framework_has_one_answer_per_role_and_the_answer_code_prints_it():
+    """The answer code of chapter 6 includes the builder of every strategy the registry marks as
+    an answer, and of no other: the tabs show what the glued costs beside them measured."""
+    from pathlib import Path
+
+    from jacbench.second import registry as second
+
+    text = (Path(__file__).resolve().parents[1] / "notebooks" / "06-recommend.md").read_text()
+    included = r"```\{literalinclude\} \.\./src/jacbench/(\w+)/(\w+)\.py\n:pyobject: (build_\w+)"
+    shown = set(re.findall(included, text))
+    wanted = set()
+    for fw in AD:
+        for role in registry.ANSWERS:
+            s = registry.answer(fw, role)
+            assert [t.name for t in registry.by_framework(fw) if t.answer == role] == [s.name]
+            problem = "moments" if role == "wide" else "gbm"
+            assert problem in s.problems and s.candidate, s.key
+            assert s.mode == ("forward" if role == "forward" else "reverse"), s.key
+            module, _, func = s.entry(problem).partition(":")
+            wanted.add(("strategies", module.rpartition(".")[2], func))
+        hvp = second.answer(fw)
+        assert hvp.kind == "hvp"
+        wanted.add(("second", f"{fw}_second", "build_" + hvp.name.replace("-", "_")))
+    assert shown == wanted
+
+
+def test_memory_models_were_fitted_under_a_known_allocator():
+    from jacbench.measure import harness
+
+    assert {s.memory_fitted_under for s in registry.STRATEGIES} <= set(harness.ALLOCATORS)

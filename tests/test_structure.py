@@ -96,3 +96,85 @@ def test_only_the_target_parser_knows_the_prefixes():
         if PREFIX.search(line) or '.startswith("second' in line
     ]
     assert offenders == []
+
+
+# The rooms, each using only those before it: cli -> publish -> report -> measure -> second ->
+# strategies -> problems, on a floor of facts every room may use.
+ROOMS = ["jacbench", "constants", "errors", "units", "problems", "teaching", "strategies", "second",
+         "measure", "report", "publish", "cli", "__main__"]  # fmt: skip
+FLOOR = {"jacbench", "constants", "errors", "units"}
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def _upward(graph: dict[str, set[str]]) -> list[str]:
+    rank = {room: i for i, room in enumerate(ROOMS)}
+    return sorted(
+        f"{a} -> {b}"
+        for a, targets in graph.items()
+        for b in targets
+        if _room(b) not in FLOOR and rank[_room(b)] > rank[_room(a)]
+    )
+
+
+def test_dependencies_point_one_way():
+    graph = _graph()
+    assert {_room(m) for m in graph} <= set(ROOMS)
+    assert _upward(graph) == []
+    # The check sees an import against the grain.
+    assert _upward({"jacbench.report.data": {"jacbench.publish.book"}}) == [
+        "jacbench.report.data -> jacbench.publish.book"
+    ]
+
+
+# What only the build and its checks use: a notebook imports jacbench.report, which never
+# drives a browser, a kernel or jupyter-book.
+BUILD_ONLY = ("playwright", "papermill", "nbclient", "jupyter_book", "jupytext", "jacbench.publish")
+
+
+def _external_imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+    return found
+
+
+def test_the_report_room_drives_no_browser_kernel_or_book_build():
+    report = [p for n, p in _modules().items() if n.startswith("jacbench.report")]
+    used = {n: sorted(m for m in _external_imports(p) if m.startswith(BUILD_ONLY))
+            for n, p in _modules().items() if p in report}  # fmt: skip
+    assert {n: m for n, m in used.items() if m} == {}
+    # The build does use them, so the check looks where they are.
+    publish = set().union(*(_external_imports(p) for n, p in _modules().items()
+                            if n.startswith("jacbench.publish")))  # fmt: skip
+    assert {"papermill", "jupytext"} <= {m.split(".")[0] for m in publish}
+
+
+NOTEBOOKS = SRC.parent / "notebooks"
+CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```$", re.S | re.M)
+
+
+def _code_lines(cell: str) -> int:
+    """The lines of a cell's code, without its options (":tags:" or a "---" block)."""
+    lines = cell.splitlines()
+    if lines and lines[0] == "---":
+        lines = lines[lines.index("---", 1) + 1 :]
+    return len([ln for ln in lines if not ln.startswith(":tags:")])
+
+
+def test_no_notebook_code_cell_is_over_25_lines():
+    """A cell lays out one table, figure or glued value; what computes lives in a chapter module."""
+    long = {
+        f"{path.name} cell {i}": n
+        for path in sorted(NOTEBOOKS.glob("*.md"))
+        for i, cell in enumerate(CELL.findall(path.read_text()), 1)
+        if (n := _code_lines(cell)) > 25
+    }
+    assert long == {}
+    assert _code_lines("---\ntags: [x]\n---\n" + "a\n" * 26) == 26  # options are not code

@@ -7,13 +7,14 @@ import pandas as pd
 NOT_MEASURED = "not measured in this profile"
 
 
-def _missing(x) -> bool:
-    return x is None or bool(pd.isna(x))
+def missing(x) -> bool:
+    """Whether a value is absent: None, NaN or pandas' NA."""
+    return x is None or (not isinstance(x, str | pd.Series | pd.DataFrame) and bool(pd.isna(x)))
 
 
 def time(seconds) -> str:
     """'340 µs', '12.5 ms', '3.21 s'; '–' where there is no time."""
-    if _missing(seconds):
+    if missing(seconds):
         return "–"
     if seconds < 1e-3:
         return f"{seconds * 1e6:.0f} µs"
@@ -24,7 +25,7 @@ def time(seconds) -> str:
 
 def size(n) -> str:
     """Bytes in binary units: '1.6 GiB'; '–' where there is no figure."""
-    if _missing(n):
+    if missing(n):
         return "–"
     for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if n >= scale:
@@ -34,18 +35,23 @@ def size(n) -> str:
 
 def count(n) -> str:
     """An integer with thousands separators: '10,000'."""
-    return "–" if _missing(n) else f"{int(n):,}"
+    return "–" if missing(n) else f"{int(n):,}"
+
+
+def error(x) -> str:
+    """A relative error: '1.2e-07'; '–' where there is none."""
+    return "–" if missing(x) else f"{x:.1e}"
 
 
 def times(x, digits: int = 1) -> str:
     """A ratio: '2.1×'; '–' where there is none."""
-    return "–" if _missing(x) else f"{x:.{digits}f}×"
+    return "–" if missing(x) else f"{x:.{digits}f}×"
 
 
 def ratio_with_spread(row: pd.Series | None, digits: int = 2) -> str:
     """'2.10× [1.95–2.30]': a strategy's time over its simulation's, measured side by side,
     with its spread (see measure.store); '–' where it was not measured."""
-    if row is None or row["status"] != "ok" or _missing(row["ratio_median"]):
+    if row is None or row["status"] != "ok" or missing(row["ratio_median"]):
         return "–"
     lo, hi = row["ratio_lo"], row["ratio_hi"]
     return f"{row['ratio_median']:.{digits}f}× [{lo:.{digits}f}–{hi:.{digits}f}]"

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from jacbench.measure.targets import SimulationTarget, parse
+from jacbench.report import formats
 
 # The conditions the chapters compare strategies under unless they say otherwise.
 BASE = {"dtype": "float32", "allocator": "glibc"}
@@ -58,14 +59,26 @@ def one(df: pd.DataFrame, **conditions) -> pd.Series | None:
     return _first(where(df, **conditions))
 
 
+def value(row: pd.Series | None, column: str):
+    """A row's value in a column, or None where there is no row or no value."""
+    if row is None or formats.missing(row[column]):
+        return None
+    return row[column]
+
+
+def fastest(rows: pd.DataFrame) -> pd.Series | None:
+    """The correct row with the smallest warm median time (the first of equals), or None."""
+    ok = rows[(rows["status"] == "ok").fillna(False).astype(bool)]
+    return _first(ok.sort_values("warm_median_s", kind="stable"))
+
+
 def best(
     df: pd.DataFrame, framework: str, paths: int, exclude: tuple = ("question",)
 ) -> pd.Series | None:
     """The fastest correct strategy of a framework at N (warm median), the question's program
     left out unless exclude is emptied."""
     rows = gbm(df, framework=framework, paths=paths, status="ok")
-    rows = rows[~rows["strategy"].isin(list(exclude))]
-    return _first(rows.sort_values("warm_median_s", kind="stable"))
+    return fastest(rows[~rows["strategy"].isin(list(exclude))])
 
 
 def simulation(df: pd.DataFrame, framework: str, execution: str, paths: int) -> pd.Series | None:

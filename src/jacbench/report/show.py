@@ -1,6 +1,6 @@
 """What a chapter notebook's cells hand to the book: glued text, tables and figures.
 
-``text(key, value)`` glues a value for ``{glue:text}`key``` in the same notebook's prose;
+``text(key, value, fmt)`` glues a value for ``{glue:text}`key``` in the same notebook's prose;
 ``table(df)`` is a DataFrame as the book shows it (no index, names in code type); ``figure(fig)``
 displays a matplotlib figure once, as a PNG, and closes it.
 """
@@ -8,22 +8,27 @@ displays a matplotlib figure once, as a PNG, and closes it.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 
+from jacbench.report import formats
 
-def text(key: str, value) -> str:
-    """Glue value, as text, under key for the notebook's prose; returns the text.
 
-    Always a str: {glue:text} reads the glued plain-text form back with literal_eval, so a
-    str's quoted repr comes back exactly ("10,000", "0.0e+00"), where an unquoted one would be
-    read as a tuple or a float.
+def text(key: str, value, fmt: Callable[[Any], str] | None = None) -> None:
+    """Glue value under key for the notebook's prose, formatted by fmt where given; a missing
+    value (None, NaN) reads "not measured in this profile", so a cell need not test for it.
+
+    Nothing is returned, so a cell that ends with it shows nothing. The glued value is always a
+    str: {glue:text} reads the plain-text form back with literal_eval, so a str's quoted repr
+    comes back exactly ("10,000", "0.0e+00"), where an unquoted one would be read as a tuple or
+    a float.
     """
     from myst_nb import glue
 
-    value = str(value)
-    glue(key, value, display=False)
-    return value
+    shown = formats.NOT_MEASURED if formats.missing(value) else (fmt or str)(value)
+    glue(key, str(shown), display=False)
 
 
 def code(name) -> str:

@@ -3,18 +3,12 @@ passes."""
 
 from __future__ import annotations
 
-import pandas as pd
-
 from jacbench.report import formats
-
-
-def _absent(x) -> bool:
-    return x is None or bool(pd.isna(x))
 
 
 def against_expected(measured, expected) -> str:
     """A measured ratio as a multiple of the expected one: '0.41× N/2'-style text without the
     unit, e.g. '0.41×'; NOT_MEASURED where either is missing."""
-    if _absent(measured) or _absent(expected) or expected <= 0:
+    if formats.missing(measured) or formats.missing(expected) or expected <= 0:
         return formats.NOT_MEASURED
     return formats.times(measured / expected, digits=2)

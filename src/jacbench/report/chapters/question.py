@@ -13,7 +13,6 @@ from jacbench.report.chapters.reproduced import (
     QUESTION_N,
     STANDARD_ONLY,
     TF_CAP,
-    _missing,
     duration,
     program,
     stopped,
@@ -45,7 +44,7 @@ def _fold(x: float) -> str:
 def memory_against(best: pd.Series, ref: pd.Series) -> str:
     """'3.2× less memory beyond the inputs' (or more, or about the same)."""
     mine, theirs = best["peak_over_inputs"], ref["peak_over_inputs"]
-    if _missing(mine) or _missing(theirs):
+    if formats.missing(mine) or formats.missing(theirs):
         return "memory not measured"
     if mine <= 0 or theirs <= 0:
         return f"memory beyond the inputs {formats.size(mine)} against {formats.size(theirs)}"

@@ -63,13 +63,9 @@ class Line:
         }
 
 
-def _missing(x) -> bool:
-    return x is None or bool(pd.isna(x))
-
-
 def duration(seconds) -> str:
     """'13.35 s', '4 min 10 s': how long something ran; '–' where it has no time."""
-    if _missing(seconds) or seconds < 60:
+    if formats.missing(seconds) or seconds < 60:
         return formats.time(seconds)
     minutes, rest = divmod(round(float(seconds)), 60)
     return f"{minutes} min {rest} s"
@@ -108,7 +104,7 @@ def stopped(row: pd.Series) -> str:
             f"not run: the model predicts {formats.size(row['predicted_peak'])}, above "
             f"its {formats.size(row['mem_cap'])} cap"
         )
-    message = "" if _missing(row["message"]) else f": {str(row['message'])[:80]}"
+    message = "" if formats.missing(row["message"]) else f": {str(row['message'])[:80]}"
     return f"{status}{message}"
 
 
@@ -195,7 +191,7 @@ def small_memory(df: pd.DataFrame) -> Line:
 def _flat(big: pd.Series, small: pd.Series | None) -> bool | None:
     """Whether the process's peak at the large N stays within FLAT of the small N's (None
     without a small row to compare with)."""
-    if small is None or small["status"] != "ok" or _missing(small["peak"]):
+    if small is None or small["status"] != "ok" or formats.missing(small["peak"]):
         return None
     return bool(big["peak"] <= FLAT * small["peak"])
 
@@ -280,7 +276,7 @@ def tf_fails(df: pd.DataFrame, paths: int = QUESTION_N) -> Line:
     if row is None:
         return Line(observation, reported, STANDARD_ONLY, STANDARD_ONLY)
     predicted = row["predicted_peak"]
-    model = "" if _missing(predicted) else f"; the model predicts {formats.size(predicted)}"
+    model = "" if formats.missing(predicted) else f"; the model predicts {formats.size(predicted)}"
     if row["status"] == "memory-cap":
         if row["wall_s"] >= 60:
             verdict = "reproduced: fails for lack of memory after minutes"

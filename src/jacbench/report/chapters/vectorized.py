@@ -20,10 +20,6 @@ def loop_and_vectorized() -> list[tuple[str, str, str]]:
     ]
 
 
-def _absent(x) -> bool:
-    return x is None or bool(pd.isna(x))
-
-
 def loop_against_vectorized(df: pd.DataFrame, pairs: list[tuple[str, str, str]]) -> pd.DataFrame:
     """One row per (framework, loop, vectorized) pair and N at which both ran correctly: their
     warm times and peaks beyond the inputs, and the vectorized over the loop for each."""
@@ -50,7 +46,7 @@ def loop_against_vectorized(df: pd.DataFrame, pairs: list[tuple[str, str, str]])
 def which_is_faster(name_a: str, time_a, name_b: str, time_b) -> str:
     """'grad-loop, 3.4× faster than jacrev (253 ms against 856 ms)': the faster of two warm
     times named first; NOT_MEASURED where either is missing."""
-    if _absent(time_a) or _absent(time_b) or min(time_a, time_b) <= 0:
+    if formats.missing(time_a) or formats.missing(time_b) or min(time_a, time_b) <= 0:
         return formats.NOT_MEASURED
     if time_b < time_a:
         name_a, time_a, name_b, time_b = name_b, time_b, name_a, time_a

@@ -8,16 +8,12 @@ import pandas as pd
 from jacbench.report import formats
 
 
-def _absent(x) -> bool:
-    return x is None or bool(pd.isna(x))
-
-
 def warm_ratio(slow: pd.Series | None, fast: pd.Series | None) -> str:
     """The first row's warm time over the second's, '3.4×'; NOT_MEASURED where either row is
     missing or did not finish."""
     if slow is None or fast is None or slow["status"] != "ok" or fast["status"] != "ok":
         return formats.NOT_MEASURED
-    if _absent(slow["warm_median_s"]) or _absent(fast["warm_median_s"]):
+    if formats.missing(slow["warm_median_s"]) or formats.missing(fast["warm_median_s"]):
         return formats.NOT_MEASURED
     return formats.times(slow["warm_median_s"] / fast["warm_median_s"])
 
