@@ -10,7 +10,7 @@ import pandas as pd
 from jacbench.errors import UsageError
 from jacbench.measure import crossover
 from jacbench.report import data, queries
-from jacbench.report.formats import ratio_with_spread, size, time
+from jacbench.report.formats import error, ratio_with_spread, size, time
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:
@@ -45,7 +45,7 @@ def results_table(path: str | Path, paths: int, allocator: str = "glibc") -> str
                 ratio_with_spread(r),
                 size(r["peak"]) if ok else "–",
                 size(r["peak_over_inputs"]) if ok else "–",
-                f"{r['max_rel_error']:.1e}" if pd.notna(r["max_rel_error"]) else "–",
+                error(r["max_rel_error"]),
             ]
         )
     header = ["framework", "strategy", "dtype", "status", "cold", "warm median",
@@ -66,7 +66,7 @@ def crossover_report(frameworks: list[str], out: Path | None = None, **settings)
              r["status"] if ok else f"{r['status']}: {(r['message'] or '')[:60]}",
              time(r["warm_median_s"]) if ok else "–",
              f"{time(r['warm_min_s'])}–{time(r['warm_max_s'])}" if ok else "–",
-             f"{r['max_rel_error']:.1e}" if r["max_rel_error"] is not None else "–"]
+             error(r["max_rel_error"])]
         )  # fmt: skip
     header = ["framework", "mode", "m x n", "status", "warm median", "warm min–max",
               "max rel. error"]  # fmt: skip
