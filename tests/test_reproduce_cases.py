@@ -14,11 +14,8 @@ import pytest
 from jacbench.cli import main
 from jacbench.constants import GIB
 from jacbench.errors import UsageError
-from jacbench.measure import harness, profiles, runner, store
+from jacbench.measure import harness, profiles, runner
 from jacbench.measure.case import Case
-from jacbench.report import data, queries
-from jacbench.report.chapters import question as speedups
-from jacbench.report.chapters import reproduced
 
 NAP = "callable:jacbench.measure.probes:nap"
 ALLOCATE_FOREVER = "callable:jacbench.measure.probes:allocate_forever"
@@ -181,114 +178,3 @@ def test_a_sweep_never_runs_a_big_case_beside_another(tmp_path, monkeypatch):
     assert beside.get(99, set()) == set()
     # The others did run two at a time: the rule holds back the big case only.
     assert beside[1] == {2} and beside[3] == {4}
-
-
-# The Reproduced table's verdicts, from rows written as a sweep writes them.
-MIB = 2**20
-
-
-def _row(framework, strategy, paths, status="ok", allocator="glibc", mem_cap=8 * GIB, **metrics):
-    row = dict.fromkeys(store.COLUMNS, "")
-    row.update(key=f"{framework}-{strategy}-{paths}-{allocator}-{mem_cap}", env="e",
-               problem="gbm", framework=framework, strategy=strategy, target="strategy",
-               paths=paths, steps=52, dtype="float32", threads=2, allocator=allocator,
-               mem_cap=mem_cap, timeout=600.0, repeats=5, ratio_processes=1, status=status,
-               **metrics)  # fmt: skip
-    return row
-
-
-def _ok(framework, strategy, paths, seconds, peak, allocator="glibc", libraries=200 * MIB):
-    before = libraries + 10 * MIB
-    return _row(framework, strategy, paths, allocator=allocator, cold_s=seconds,
-                warm_median_s=seconds, import_peak=libraries, cold_rss_before=before,
-                cold_peak=peak, warm_peak=peak)  # fmt: skip
-
-
-def _results(tmp_path, rows):
-    path = tmp_path / "r.csv"
-    for row in rows:
-        store.append_row(path, row)
-    return data.load(path)
-
-
-QUESTION_ROWS = [
-    _ok("torch", "question", 1000, 0.9, 250 * MIB),
-    _ok("tensorflow", "question", 1000, 1.2, 700 * MIB, libraries=600 * MIB),
-    _ok("torch", "question", 1000, 0.9, 250 * MIB, allocator="glibc-mmap"),
-    _ok("torch", "question", 1000, 0.3, 250 * MIB, allocator="jemalloc"),
-    _row("torch", "question", 10_000, "memory-cap", wall_s=80.0, watched_peak_rss=8 * GIB),
-    _ok("torch", "question", 10_000, 60.0, 260 * MIB, allocator="glibc-mmap"),
-    _ok("torch", "question", 10_000, 6.0, 400 * MIB, allocator="jemalloc"),
-    _row("tensorflow", "question", 10_000, "skipped-predicted", predicted_peak=64 * GIB),
-    _row(
-        "tensorflow",
-        "question",
-        10_000,
-        "memory-cap",
-        mem_cap=16 * GIB,
-        wall_s=200.0,
-        watched_peak_rss=16 * GIB,
-        predicted_peak=64 * GIB,
-    ),  # fmt: skip
-    _ok("torch", "pathwise", 10_000, 0.01, 230 * MIB),
-    _ok("tensorflow", "pathwise", 10_000, 0.02, 650 * MIB, libraries=600 * MIB),
-    _ok("jax", "pathwise", 10_000, 0.005, 240 * MIB),
-]
-
-
-def test_the_reproduced_table_computes_each_verdict_from_the_numbers(tmp_path):
-    df = _results(tmp_path, QUESTION_ROWS)
-    table = reproduced.table(df).set_index("the question's observation")
-    verdict = table["verdict"]
-    assert len(table) == 6
-    assert verdict.iloc[0].startswith("reproduced")  # 0.9 s and 1.2 s: about a second
-    # 250 and 700 MiB: PyTorch's within 2× of 140 MB, TensorFlow's not, its libraries alone
-    # holding more than the question's 340 MB.
-    assert verdict.iloc[1].startswith("differs: TensorFlow 2.2× more; the libraries alone (Ten")
-    assert verdict.iloc[1].endswith("TensorFlow 2.8× PyTorch (the question: 2.4×)")
-    glibc, mmap, jemalloc = (verdict[f"N = 10,000, PyTorch under {a}"]
-                             for a in ("glibc", "glibc-mmap", "jemalloc"))  # fmt: skip
-    assert glibc.startswith("differs") and "dynamic mmap threshold" in glibc
-    assert "glibc-mmap (260.0 MiB)" in glibc and "jemalloc" not in glibc  # jemalloc's grew
-    assert mmap.startswith("reproduced")  # a minute, 260 MiB against 250 at N = 1,000
-    assert jemalloc.startswith("differs: 10.0× faster than a minute (glibc-mmap: 1 min 0 s")
-    assert "memory grows: +150.0 MiB" in jemalloc
-    tf = table.loc["N = 10,000, TensorFlow"]
-    assert tf["verdict"] == "reproduced: fails for lack of memory after minutes"
-    assert tf["measured here"].startswith("killed at the 16.0 GiB cap after 3 min 20 s")
-
-
-@pytest.mark.parametrize(
-    "status,wall,word",
-    [("memory-cap", 30.0, "reproduced, sooner"), ("ok", 30.0, "differs: it finished"),
-     ("timeout", 900.0, "differs: not stopped by memory")],
-)  # fmt: skip
-def test_tensorflow_at_16_gib_whatever_became_of_it(tmp_path, status, wall, word):
-    rows = [_row("tensorflow", "question", 10_000, status, mem_cap=16 * GIB, wall_s=wall,
-                 cold_s=wall, warm_peak=GIB, cold_peak=GIB, watched_peak_rss=GIB)]  # fmt: skip
-    assert reproduced.tf_fails(_results(tmp_path, rows)).verdict.startswith(word)
-
-
-def test_cases_a_profile_left_out_are_marked_standard_only(tmp_path):
-    df = _results(tmp_path, QUESTION_ROWS[:5])
-    table = reproduced.table(df)
-    assert list(table["measured here"][3:]) == [reproduced.STANDARD_ONLY] * 3
-    assert reproduced.STANDARD_ONLY in table["verdict"][2]  # no allocator to compare with
-
-
-def test_speedups_against_the_question_program(tmp_path):
-    df = _results(tmp_path, QUESTION_ROWS)
-    # PyTorch's program finished first under glibc-mmap: the reference, 60 s against 10 ms.
-    ref = speedups.reference(df, "torch")
-    assert ref["allocator"] == "glibc-mmap"
-    best = queries.best(df, "torch", 10_000)
-    text = speedups.against(best, ref, "torch")
-    assert text.startswith("6000× faster than the question's program under glibc-mmap")
-    assert "2.5× less memory beyond the inputs" in text  # 50 MiB against 20 MiB
-    tf = speedups.against(queries.best(df, "tensorflow", 10_000),
-                            speedups.reference(df, "tensorflow"), "tensorflow")  # fmt: skip
-    assert tf == "the question's program failed at the 16.0 GiB cap after 3 min 20 s"
-    jax = speedups.against(queries.best(df, "jax", 10_000), speedups.reference(df, "jax"), "jax")
-    assert jax.startswith("12000× faster than the question's PyTorch program under glibc-mmap")
-    table = speedups.speedups(df)
-    assert list(table["framework"]) == ["PyTorch"] * 3 + ["TensorFlow", "JAX"]

@@ -1,15 +1,18 @@
-"""The question (chapter 1): the fastest strategy of each framework against the question's
-program at the question's N, in time and in memory beyond the inputs; where the program did not
-finish, what stopped it."""
+"""The question (chapter 1): what became of the question's programs here, each allocator's
+part in it, and the fastest strategy of each framework against the question's program at the
+question's N, in time and in memory beyond the inputs; where the program did not finish, what
+stopped it."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from jacbench.constants import FRAMEWORK_NAMES
+from jacbench.constants import FRAMEWORK_NAMES, FRAMEWORKS
 from jacbench.report import formats, queries
 from jacbench.report.chapters.reproduced import (
     ALLOCATORS,
+    AS_ASKED,
     QUESTION_N,
     STANDARD_ONLY,
     TF_CAP,
@@ -17,10 +20,110 @@ from jacbench.report.chapters.reproduced import (
     program,
     stopped,
 )
+from jacbench.strategies import registry
 
 # Speed-ups at the question's N: the fastest strategy of each framework against the question's
 # program (for JAX, which the question did not use, against the PyTorch one).
 AGAINST = {"torch": "torch", "tensorflow": "tensorflow", "jax": "torch"}
+# Two times or two memories within this factor of each other are "about the same".
+ABOUT_SAME = 1.1
+
+
+# --- What became of the question's programs ---------------------------------------------------
+
+
+def torch_in_words(df: pd.DataFrame, allocator: str, paths: int = QUESTION_N) -> str:
+    """What became of PyTorch's program at N under an allocator: '5.71 s for the first call,
+    the process peaking at 264.1 MiB', or what stopped it."""
+    row = program(df, "torch", paths, allocator)
+    if row is None:
+        return STANDARD_ONLY
+    if row["status"] != "ok":
+        return stopped(row)
+    return (
+        f"{duration(row['cold_s'])} for the first call, "
+        f"the process peaking at {formats.size(row['peak'])}"
+    )
+
+
+def tensorflow_in_words(df: pd.DataFrame, paths: int = QUESTION_N) -> str:
+    """What became of TensorFlow's program at N under the question's 16 GiB: 'finished in
+    4 min 2 s', or what stopped it ('killed at the 16.0 GiB cap after 1 min 41 s, ...')."""
+    row = program(df, "tensorflow", paths, min_cap=TF_CAP)
+    if row is None:
+        return STANDARD_ONLY
+    if row["status"] == "ok":
+        return f"finished in {duration(row['cold_s'])}"
+    return stopped(row)
+
+
+def mmap_against_jemalloc(df: pd.DataFrame, paths: int = QUESTION_N) -> str:
+    """PyTorch's program under the two allocators that do not keep freed buffers, against each
+    other in time: 'The two differ in time: under glibc-mmap the first call takes 10.8× as long
+    as under jemalloc, ...', or that they do not differ, or what is missing."""
+    mmap = program(df, "torch", paths, "glibc-mmap")
+    jemalloc = program(df, "torch", paths, "jemalloc")
+    if mmap is None or jemalloc is None:
+        return f"Their times at this size are {STANDARD_ONLY}."
+    finished = [r["status"] == "ok" for r in (mmap, jemalloc)]
+    if not any(finished):
+        return "Neither finished here: see the table."
+    if not all(finished):
+        return "Only one of the two finished here: see the table."
+    if mmap["cold_s"] > ABOUT_SAME * jemalloc["cold_s"]:
+        return (
+            "The two differ in time: under glibc-mmap the first call takes "
+            f"{mmap['cold_s'] / jemalloc['cold_s']:.1f}× as long as under jemalloc, which "
+            "reuses the pages that glibc-mmap maps afresh for every row."
+        )
+    return "The two take about the same time, or jemalloc the longer: see the table."
+
+
+def path_array_bytes(paths: int = QUESTION_N) -> int:
+    """Bytes of one path array of the question's program, (M + 1) x N values in float32: the
+    size of the buffers each of PyTorch's N backward passes allocates and frees."""
+    return (AS_ASKED["steps"] + 1) * paths * np.dtype(AS_ASKED["dtype"]).itemsize
+
+
+def tensorflow_predicted_peak(df: pd.DataFrame, paths: int = QUESTION_N) -> float:
+    """The peak TensorFlow's program (vectorized reverse mode) needs at N, in bytes: the
+    prediction the sweep recorded for its row, or the memory model's where there is no row."""
+    row = program(df, "tensorflow", paths)
+    recorded = queries.value(row, "predicted_peak")
+    if recorded is not None:
+        return float(recorded)
+    model = registry.get("tensorflow", AS_ASKED["strategy"]).memory
+    return float(model.peak("tensorflow", paths, AS_ASKED["steps"], AS_ASKED["dtype"]))
+
+
+def as_written(df: pd.DataFrame, framework: str, paths: int = QUESTION_N) -> str:
+    """What became of the question's program in a framework at N: its warm time, what stopped
+    it ('memory cap (8.0 GiB)'), or that the question has no program in that framework."""
+    if any(s.faithful for s in registry.by_framework(framework)):
+        return formats.outcome(program(df, framework, paths))  # or "not measured"
+    return "closed form, no program" if framework == "numpy" else "(no program in the question)"
+
+
+def finished(df: pd.DataFrame, framework: str, paths: int) -> pd.Series | None:
+    """The question's program in a framework at N (under glibc) where it ran correctly, else
+    None."""
+    row = program(df, framework, paths)
+    return row if row is not None and row["status"] == "ok" else None
+
+
+# --- The fastest strategies against it -------------------------------------------------------
+
+
+def fastest_strategy(df: pd.DataFrame, framework: str, paths: int) -> pd.Series | None:
+    """The fastest correct strategy of a framework at N (warm median) that a recommendation may
+    pick (the question's programs left out), or None."""
+    left_out = tuple(s.name for s in registry.by_framework(framework) if not s.candidate)
+    return queries.best(df, framework, paths, exclude=left_out)
+
+
+def fastest(df: pd.DataFrame, paths: int = QUESTION_N) -> dict[str, pd.Series | None]:
+    """The fastest strategy of every framework at N (None where none ran correctly)."""
+    return {fw: fastest_strategy(df, fw, paths) for fw in FRAMEWORKS}
 
 
 def reference(df: pd.DataFrame, framework: str, paths: int = QUESTION_N) -> pd.Series | None:
@@ -48,9 +151,9 @@ def memory_against(best: pd.Series, ref: pd.Series) -> str:
         return "memory not measured"
     if mine <= 0 or theirs <= 0:
         return f"memory beyond the inputs {formats.size(mine)} against {formats.size(theirs)}"
-    if theirs > 1.1 * mine:
+    if theirs > ABOUT_SAME * mine:
         return f"{_fold(theirs / mine)} less memory beyond the inputs"
-    if mine > 1.1 * theirs:
+    if mine > ABOUT_SAME * theirs:
         return f"{_fold(mine / theirs)} more memory beyond the inputs"
     return "about the same memory beyond the inputs"
 
@@ -76,6 +179,14 @@ def against(best: pd.Series | None, ref: pd.Series | None, framework: str) -> st
     return f"{pace} than {whose}{where}, {memory_against(best, ref)}"
 
 
+def speedup(df: pd.DataFrame, framework: str, paths: int = QUESTION_N) -> str:
+    """The fastest strategy of a framework at N by name, against the question's program:
+    'pathwise (9680× faster than the question's program under glibc-mmap, ...)'."""
+    best = fastest_strategy(df, framework, paths)
+    vs = against(best, reference(df, framework, paths), framework)
+    return f"{best['strategy']} ({vs})" if best is not None else vs
+
+
 def against_brief(best: pd.Series | None, ref: pd.Series | None) -> str:
     """against() in a table cell's few words: '31× faster, 12× less memory', or what stopped
     the question's program ('it failed at the 16.0 GiB cap')."""
@@ -94,8 +205,8 @@ def speedups(df: pd.DataFrame, paths: int = QUESTION_N) -> pd.DataFrame:
     PyTorch allocator the program was measured under, TensorFlow's at 16 GiB, JAX against the
     PyTorch program."""
     rows = []
-    for fw in ("torch", "tensorflow", "jax"):
-        best = queries.best(df, fw, paths)
+    for fw in AGAINST:
+        best = fastest_strategy(df, fw, paths)
         if fw == "torch":
             refs = [program(df, "torch", paths, a) for a in ALLOCATORS]
             refs = [r for r in refs if r is not None] or [None]
