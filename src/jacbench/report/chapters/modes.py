@@ -1,14 +1,66 @@
-"""Forward and reverse mode (chapter 2): the measured ratio of the two against the count of
-passes."""
+"""Forward and reverse mode (chapter 2): the teaching example's error against the closed form,
+and each framework's forward mode against its vectorized reverse mode, measured, with the
+ratio of the two against the count of passes (N VJPs over two JVPs)."""
 
 from __future__ import annotations
 
-from jacbench.report import formats
+import numpy as np
+import pandas as pd
+
+from jacbench.report import formats, queries
+
+COLUMNS = ["framework", "forward", "reverse", "forward_s", "reverse_s", "forward_peak",
+           "reverse_peak", "ratio"]  # fmt: skip
+
+
+def relative_error(x, reference) -> float:
+    """The largest relative error of x against a reference, element by element:
+    max |x - reference| / |reference|."""
+    x, reference = np.asarray(x, dtype=float), np.asarray(reference, dtype=float)
+    return float(np.max(np.abs(x - reference) / np.abs(reference)))
+
+
+def forward_against_reverse(
+    df: pd.DataFrame, pairs: dict[str, tuple[str, str]], paths: int
+) -> pd.DataFrame:
+    """One row per framework of pairs {framework: (forward, reverse)} at N = paths: both
+    strategies' warm times and peaks beyond the inputs where they ran correctly (NaN where
+    not), and the reverse time over the forward (NaN unless both ran)."""
+    ok = queries.gbm(df, paths=paths, status="ok")
+    rows = []
+    for fw, (fwd, rev) in pairs.items():
+        a = queries.one(ok, framework=fw, strategy=fwd)
+        b = queries.one(ok, framework=fw, strategy=rev)
+        fwd_s, rev_s = queries.value(a, "warm_median_s"), queries.value(b, "warm_median_s")
+        ratio = rev_s / fwd_s if fwd_s is not None and rev_s is not None and fwd_s > 0 else None
+        rows.append({
+            "framework": fw, "forward": fwd, "reverse": rev,
+            "forward_s": fwd_s, "reverse_s": rev_s,
+            "forward_peak": queries.value(a, "peak_over_inputs"),
+            "reverse_peak": queries.value(b, "peak_over_inputs"),
+            "ratio": ratio,
+        })  # fmt: skip
+    out = pd.DataFrame(rows, columns=COLUMNS)
+    numeric = COLUMNS[3:]
+    out[numeric] = out[numeric].astype(float)
+    return out
 
 
 def against_expected(measured, expected) -> str:
-    """A measured ratio as a multiple of the expected one: '0.41× N/2'-style text without the
-    unit, e.g. '0.41×'; NOT_MEASURED where either is missing."""
+    """A measured ratio as a multiple of the expected one, e.g. '0.41×'; NOT_MEASURED where
+    either is missing."""
     if formats.missing(measured) or formats.missing(expected) or expected <= 0:
         return formats.NOT_MEASURED
     return formats.times(measured / expected, digits=2)
+
+
+def against_half_n(ratio, paths: int) -> str:
+    """Reverse over forward time against the count of passes, N VJPs over two JVPs:
+    '0.23× N/2'; NOT_MEASURED where the ratio is missing."""
+    against = against_expected(ratio, paths / 2)
+    return against if against == formats.NOT_MEASURED else f"{against} N/2"
+
+
+def half(paths: int) -> str:
+    """N/2 as the prose writes it: '500' for an even N, '500.5' for an odd one."""
+    return f"{paths / 2:,.0f}" if paths % 2 == 0 else f"{paths / 2:,.1f}"

@@ -1,12 +1,59 @@
-"""Vectorized Jacobians (chapter 3): each loop of VJPs against the strategy that vectorizes it
-(the registry's ``vectorizes`` role), at every N where both ran."""
+"""Vectorized Jacobians (chapter 3): each framework's reverse-mode strategies, what vectorized
+reverse mode holds in memory, each loop of VJPs against the strategy that vectorizes it (the
+registry's ``vectorizes`` role) at every N where both ran, and every reverse-mode strategy
+against its memory model at one size."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
+from jacbench.problems.gbm import GBMParams
 from jacbench.report import formats, queries
 from jacbench.strategies import registry
+
+
+def reverse_strategies(framework: str) -> list[str]:
+    """A framework's reverse-mode GBM strategies that are no variant of another: the question's
+    program first, then by batching (loop, vectorized, chunked, single-pass: the pathwise
+    gradient), in the registry's order within each."""
+    rev = [
+        s
+        for s in registry.by_framework(framework, "gbm")
+        if s.mode == "reverse" and not s.variant_of
+    ]
+    order = sorted(rev, key=lambda s: (not s.faithful, registry.BATCHINGS.index(s.batching)))
+    return [s.name for s in order]
+
+
+def reverse_by_framework() -> dict[str, list[str]]:
+    """reverse_strategies of every framework that has some, in the frameworks' order."""
+    return {fw: names for fw in registry.FRAMEWORKS if (names := reverse_strategies(fw))}
+
+
+def reverse_memory(params: GBMParams, strategy: registry.Strategy) -> dict[str, float]:
+    """What reverse mode holds for a GBM case, in bytes: one path array ((M + 1) x N numbers,
+    the size of one cotangent), a batch of N of them (vectorized), a chunk of them (chunked),
+    and a vectorized strategy's model of it: its batch coefficient and predicted peak."""
+    path_array = (params.steps + 1) * params.paths * np.dtype(params.dtype).itemsize
+    chunk = min(params.chunk_size, params.paths)
+    model = strategy.memory
+    return {
+        "path_array": path_array,
+        "batch": params.paths * path_array,
+        "chunk_size": chunk,
+        "chunk_batch": chunk * path_array,
+        "batch_coefficient": model.batch,
+        "predicted_peak": model.peak(strategy.framework, params.paths, params.steps,
+                                     params.dtype, params.chunk_size),
+    }  # fmt: skip
+
+
+def memory_slope(df: pd.DataFrame, framework: str, strategy: str) -> float | None:
+    """The log-log slope of a strategy's peak beyond the inputs against N, over the sizes it
+    ran correctly (2: quadratic); None with fewer than two sizes."""
+    ok = queries.gbm(df, framework=framework, strategy=strategy, status="ok")
+    return queries.loglog_slope(ok["paths"], ok["peak_over_inputs"])
 
 
 def loop_and_vectorized() -> list[tuple[str, str, str]]:
@@ -54,3 +101,62 @@ def which_is_faster(name_a: str, time_a, name_b: str, time_b) -> str:
         f"{name_a}, {formats.times(time_b / time_a)} faster than {name_b} "
         f"({formats.time(time_a)} against {formats.time(time_b)})"
     )
+
+
+def faster_at(
+    cmp: pd.DataFrame, pairs: list[tuple[str, str, str]], paths: int
+) -> dict[tuple[str, str], str]:
+    """{(framework, loop): which_is_faster of the loop and its vectorized strategy at N = paths}
+    for every pair, from loop_against_vectorized; NOT_MEASURED where the two did not both run."""
+    at = cmp[cmp["paths"] == paths]
+    out = {}
+    for fw, loop, vec in pairs:
+        r = at[(at["framework"] == fw) & (at["loop"] == loop) & (at["vectorized"] == vec)]
+        out[fw, loop] = (
+            which_is_faster(loop, r["loop_s"].iloc[0], vec, r["vectorized_s"].iloc[0])
+            if len(r)
+            else formats.NOT_MEASURED
+        )
+    return out
+
+
+def vectorized_counts(cmp: pd.DataFrame) -> dict[str, int]:
+    """Over the rows of loop_against_vectorized: how many were compared, in how many the
+    vectorized strategy was strictly the faster, and in how many it needed more memory."""
+    return {
+        "compared": len(cmp),
+        "faster": int((cmp["time_ratio"] < 1).sum()),
+        "more_memory": int((cmp["memory_ratio"] > 1).sum()),
+    }
+
+
+def reverse_at(df: pd.DataFrame, reverse: dict[str, list[str]], paths: int) -> pd.DataFrame:
+    """One row per strategy of reverse ({framework: names}) at N = paths: what became of it
+    (formats.outcome), its peak beyond the inputs where it ran correctly, under glibc and
+    under glibc-mmap where that ran too (NaN where not), and its model's working memory for
+    the case (the problem's default M and chunk size where none was measured) with the
+    allocator the model was fitted under."""
+    default = GBMParams()
+    rows = []
+    for fw, names in reverse.items():
+        for name in names:
+            r = queries.one(queries.gbm(df), framework=fw, strategy=name, paths=paths)
+            ok = r is not None and r["status"] == "ok"
+            mmap = queries.one(queries.gbm(df, allocator="glibc-mmap"), framework=fw,
+                               strategy=name, paths=paths, status="ok")  # fmt: skip
+            steps = int(r["steps"]) if r is not None else default.steps
+            chunk = int(r["chunk_size"]) if r is not None else default.chunk_size
+            s = registry.get(fw, name)
+            rows.append({
+                "framework": fw, "strategy": name, "batching": s.batching,
+                "outcome": formats.outcome(r),
+                "peak": queries.value(r, "peak_over_inputs") if ok else None,
+                "mmap_peak": queries.value(mmap, "peak_over_inputs") if ok else None,
+                "model": s.memory.working(paths, steps, "float32", chunk),
+                "fitted_under": s.memory_fitted_under,
+            })  # fmt: skip
+    columns = ["framework", "strategy", "batching", "outcome", "peak", "mmap_peak", "model",
+               "fitted_under"]  # fmt: skip
+    out = pd.DataFrame(rows, columns=columns)
+    out[["peak", "mmap_peak"]] = out[["peak", "mmap_peak"]].astype(float)
+    return out
