@@ -1,0 +1,351 @@
+"""What to use (chapter 6): the one-argument fix to the question's call, finite differences
+against automatic differentiation, each framework's pick per Jacobian shape (fastest, within a
+memory budget, its own default call) and what the answer code's builders cost. The dense
+Hessians' readings are in chapters.dense_hessians."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
+from jacbench.measure.targets import SecondOrderTarget, parse
+from jacbench.report import formats, queries
+from jacbench.report.chapters import question, reproduced
+from jacbench.second import registry as second
+from jacbench.strategies import registry
+
+# The question's PyTorch program and the same call with one argument more, as the prose names
+# them ("Measured as `functional-forward`").
+QUESTION = "question"
+FIX = "functional-forward"
+
+# The three shapes of the decision table, and the size that grows in each (N paths for the tall
+# GBM Jacobian, n inputs for the moments problem).
+TALL = "tall (N × 2)"
+WIDE = "wide (3 × n)"
+HESSIAN = "Hessian (n × n per output): dense or products Hv"
+SIZE = {TALL: "N", WIDE: "n", HESSIAN: "n"}
+SHAPES = (TALL, WIDE, HESSIAN)
+
+# What the answer code prints a cost for: the registry's answer roles and the Hessian-vector
+# products.
+ANSWER_ROLES = (*registry.ANSWERS, "hvp")
+
+
+# --- The one-argument fix ---------------------------------------------------------------------
+
+
+def _question_and_fix(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rows = queries.gbm(df, framework="torch")
+    return rows[rows["strategy"] == QUESTION], rows[rows["strategy"] == FIX]
+
+
+def _ok_at(rows: pd.DataFrame, paths: int) -> pd.Series | None:
+    return queries.one(rows, paths=paths, status="ok")
+
+
+def _cost_of(row: pd.Series) -> str:
+    return f"{formats.time(row['warm_median_s'])} and {formats.size(row['peak_over_inputs'])}"
+
+
+def fix_compare(df: pd.DataFrame) -> str:
+    """The fix against the question's call at the largest N where both ran: 'at N = 1,000 it
+    takes 2.2 ms and 84.3 MiB beyond the inputs (...), against 194.1 ms and 131.1 MiB for the
+    question's call: 90× faster.'"""
+    n = queries.largest_common(df, "torch", [QUESTION, FIX])
+    if n is None:
+        return f"beside the question's call at the same N, it was {formats.NOT_MEASURED}."
+    asked, fixed = _question_and_fix(df)
+    a, f = _ok_at(asked, n), _ok_at(fixed, n)
+    return (
+        f"at N = {n:,} it takes {_cost_of(f)} beyond the inputs (the memory the call adds to "
+        f"what the process held before it), against {_cost_of(a)} for the question's call: "
+        f"{formats.times(a['warm_median_s'] / f['warm_median_s'], 0)} faster."
+    )
+
+
+def fate(row: pd.Series) -> str:
+    """What became of the question's program: 'took 2.2 ms and 84.3 MiB', 'stopped at the
+    memory cap (8.0 GiB) after 34.47 s', 'ran past its timeout (...)', 'was not started: ...'."""
+    status = row["status"]
+    if status == "ok":
+        return f"took {_cost_of(row)}"
+    if status == "memory-cap":
+        return (
+            f"stopped at the memory cap ({formats.size(row['mem_cap'])}) after "
+            f"{formats.time(row['wall_s'])}"
+        )
+    if status == "timeout":
+        return f"ran past its timeout ({formats.time(row['timeout'])})"
+    if status == "skipped-predicted":
+        return f"was not started: the memory model predicted {formats.size(row['predicted_peak'])}"
+    return "failed with an error"
+
+
+def fix_beyond(df: pd.DataFrame) -> str:
+    """The question's program at the largest N it was tried beyond fix_compare's (a finished
+    row first) and the fix there: 'At N = 10,000 the question's program stopped at the memory
+    cap (8.0 GiB) after 34.47 s; the one-argument fix took 10.4 ms and 124.5 MiB.'"""
+    asked, fixed = _question_and_fix(df)
+    larger = asked[asked["paths"] > (queries.largest_common(df, "torch", [QUESTION, FIX]) or 0)]
+    if larger.empty:
+        return "The question's program was tried at no larger N in this build."
+    n = int(larger["paths"].max())
+    at = larger[larger["paths"] == n]
+    big = _ok_at(at, n)
+    big = at.iloc[0] if big is None else big
+    there = _ok_at(fixed, n)
+    fix = (
+        f"took {_cost_of(there)}."
+        if there is not None
+        else f"was {formats.NOT_MEASURED} at that N."
+    )
+    return f"At N = {n:,} the question's program {fate(big)}; the one-argument fix {fix}"
+
+
+# --- Finite differences against automatic differentiation --------------------------------------
+
+
+def _finite_difference(df: pd.DataFrame) -> pd.Series | None:
+    """numpy's central differences at the largest N they ran correctly."""
+    return queries.largest_ok(df, "numpy", "finite-difference")
+
+
+def _ad_at(df: pd.DataFrame, paths: int) -> pd.DataFrame:
+    """The AD frameworks' correct strategies at N, the question's programs left out."""
+    rows = queries.gbm(df, paths=paths, status="ok")
+    return rows[rows["framework"].isin(AD_FRAMEWORKS) & (rows["strategy"] != QUESTION)]
+
+
+def fd_cost(df: pd.DataFrame) -> str:
+    """Finite differences' time over the numpy simulation's, beside the cheapest AD strategy's
+    ratio at the same N: 'cost 7.44× [6.77–9.04] the numpy simulation's time at N = 1,000,000,
+    against JAX's blocked-jvp (1.12× [1.10–1.20]) for the cheapest ... there.'"""
+    fd = _finite_difference(df)
+    if fd is None:
+        return f"were {formats.NOT_MEASURED}."
+    n = int(fd["paths"])
+    ratios = _ad_at(df, n).dropna(subset=["ratio_median"])
+    ratios = ratios.sort_values("ratio_median", kind="stable")
+    if len(ratios):
+        r = ratios.iloc[0]
+        cheapest = (
+            f"{FRAMEWORK_NAMES[r['framework']]}'s {queries.short_name(r)} "
+            f"({formats.ratio_with_spread(r)})"
+        )
+    else:
+        cheapest = formats.NOT_MEASURED
+    return (
+        f"cost {formats.ratio_with_spread(fd)} the numpy simulation's time at N = {n:,}, "
+        f"against {cheapest} for the cheapest automatic-differentiation strategy there."
+    )
+
+
+def monte_carlo_error(row: pd.Series) -> float:
+    """The Monte-Carlo standard error of the paths' mean dS_T/dS0 = S_T/S0 relative to the mean,
+    for geometric Brownian motion: sqrt(exp(vol^2 T) - 1) / sqrt(N)."""
+    return float(np.sqrt(np.expm1(row["vol"] ** 2 * row["maturity"]) / int(row["paths"])))
+
+
+def fd_accuracy(df: pd.DataFrame) -> str:
+    """Finite differences' largest error against the AD strategies' and the Monte-Carlo error:
+    'Their largest relative error per path, 2.4e-05, is above float32's rounding in the
+    automatic-differentiation strategies (5.1e-07 at most) and below the Monte-Carlo ...'"""
+    fd = _finite_difference(df)
+    if fd is None:
+        return f"Their error was {formats.NOT_MEASURED} either."
+    mc = monte_carlo_error(fd)
+    errors = _ad_at(df, int(fd["paths"]))["max_rel_error"].dropna()
+    ad_error = formats.error(errors.max()) if len(errors) else formats.NOT_MEASURED
+    side = "below" if fd["max_rel_error"] < mc else "above"
+    return (
+        f"Their largest relative error per path, {formats.error(fd['max_rel_error'])}, is above "
+        f"float32's rounding in the automatic-differentiation strategies ({ad_error} at most) "
+        f"and {side} the Monte-Carlo standard error of the simplest Greek at that N, the paths' "
+        f"mean of dS_T/dS0: {mc:.1e} of its value."
+    )
+
+
+# --- The candidates ---------------------------------------------------------------------------
+
+
+def _mask(rows: pd.DataFrame, test) -> pd.Series:
+    """A boolean mask of the rows that pass a test of one row."""
+    return pd.Series([bool(test(r)) for _, r in rows.iterrows()], index=rows.index, dtype=bool)
+
+
+def is_candidate(row: pd.Series) -> bool:
+    """Whether a recommendation may pick the row's strategy (the registry's candidate role:
+    not the question's programs, not a loop recording a graph it never uses); every
+    second-order method is one."""
+    target = parse(row["framework"], row["strategy"])
+    return target.kind == "second" or target.record.candidate
+
+
+def candidates(df: pd.DataFrame) -> pd.DataFrame:
+    """Every case of the three shapes of the AD frameworks, whatever became of it, with its
+    shape, its growing size and its short name: Hessians as the matrix or by products Hv (the
+    diagonal by one product is exact for separable functions only, so not a general pick)."""
+    tall = queries.gbm(df).assign(shape=TALL, size=lambda d: d["paths"])
+    wide = queries.wide(df, target="strategy").assign(shape=WIDE, size=lambda d: d["inputs"])
+    rows = queries.second_order(df, "moments")
+    hessian = rows[_mask(rows, lambda r: queries.kind_of(r) in ("dense", "hvp"))]
+    hessian = hessian.assign(shape=HESSIAN, size=lambda d: d["inputs"])
+    found = pd.concat([tall, wide, hessian])
+    found = found[found["framework"].isin(AD_FRAMEWORKS)]
+    found = found[_mask(found, is_candidate)]
+    return found.assign(name=[queries.short_name(r) for _, r in found.iterrows()])
+
+
+def default_name(framework: str, shape: str) -> str:
+    """The framework's own call for a shape: its jacobian (tall, wide) or its hessian."""
+    own = second.default(framework) if shape == HESSIAN else registry.default(framework)
+    return own.name
+
+
+# --- The decision rules -----------------------------------------------------------------------
+
+
+def shape_rows(cands: pd.DataFrame, framework: str, shape: str) -> pd.DataFrame:
+    """The candidates of one framework and shape."""
+    return cands[(cands["framework"] == framework) & (cands["shape"] == shape)]
+
+
+def largest_size(rows: pd.DataFrame) -> int | None:
+    """The largest size at which any of the rows ran correctly."""
+    ok = rows[rows["status"] == "ok"]
+    return int(ok["size"].max()) if len(ok) else None
+
+
+def at_size(rows: pd.DataFrame, n: int) -> pd.DataFrame:
+    """The correct rows at one size."""
+    return rows[(rows["status"] == "ok") & (rows["size"] == n)]
+
+
+def pick(cands: pd.DataFrame, framework: str, shape: str) -> pd.Series | None:
+    """The fastest candidate of a framework and shape at the largest size where anything ran
+    correctly (the first of equals), or None."""
+    rows = shape_rows(cands, framework, shape)
+    n = largest_size(rows)
+    return None if n is None else queries.fastest(at_size(rows, n))
+
+
+def within(rows: pd.DataFrame, budget_gib: float) -> pd.Series | None:
+    """The fastest row whose absolute peak memory (cold or warm call) fits in the budget."""
+    return queries.fastest(rows[rows["peak"] <= budget_gib * 2**30])
+
+
+def default_at(rows: pd.DataFrame, name: str, n: int) -> pd.Series | None:
+    """The framework's own function at size n or, where it was not run there, at the largest
+    size it was tried (whatever became of it)."""
+    tried = rows[rows["name"] == name].sort_values("size", kind="stable")
+    at = tried[tried["size"] == n]
+    return (at if len(at) else tried).iloc[-1] if len(tried) else None
+
+
+def timed(row: pd.Series) -> str:
+    """'pathwise (106.7 ms, 3.0× a simulation)'; the ratio where one was measured."""
+    ratio = queries.ratio(row)
+    vs = f", {formats.times(ratio)} a simulation" if ratio is not None else ""
+    return f"{row['name']} ({formats.time(row['warm_median_s'])}{vs})"
+
+
+def fitted(row: pd.Series | None) -> str:
+    """'pathwise (600.4 MiB)': the pick within a budget and its peak; 'none measured'."""
+    return f"{row['name']} ({formats.size(row['peak'])})" if row is not None else "none measured"
+
+
+def outcome_at(row: pd.Series | None, shape: str) -> str:
+    """'functional-loop: 380.2 ms at N = 1,000'; '–' where there is no row."""
+    if row is None:
+        return "–"
+    return f"{row['name']}: {formats.outcome(row)} at {SIZE[shape]} = {int(row['size']):,}"
+
+
+def against_question(df: pd.DataFrame, framework: str, shape: str) -> str:
+    """For the tall Jacobian, the fastest strategy at the question's N against the question's
+    own program (JAX's against the PyTorch one), in time and memory beyond the inputs; where the
+    program did not finish, what stopped it ('pathwise: it failed at the 16.0 GiB cap'); '–'."""
+    if shape != TALL:
+        return "–"
+    n = reproduced.QUESTION_N
+    best = queries.best(df, framework, n)
+    vs = question.against_brief(best, question.reference(df, framework, n))
+    return f"{queries.short_name(best)}: {vs}" if best is not None else vs
+
+
+def decision_columns(budgets_gib) -> list[str]:
+    """The decision table's columns, one per memory budget among them."""
+    return (
+        ["framework", "Jacobian shape", "largest size measured", "fastest there"]
+        + [f"fastest within {b:g} GiB" for b in budgets_gib]
+        + ["the framework's default"]
+        + [f"fastest against the question's program at N = {reproduced.QUESTION_N:,}"]
+    )
+
+
+def decision_table(df: pd.DataFrame, cands: pd.DataFrame, budgets_gib) -> pd.DataFrame:
+    """Per framework and shape that ran, at its largest size: the fastest candidate, the
+    fastest within each budget, the framework's own call and, for the tall Jacobian, the
+    fastest against the question's program."""
+    table = []
+    for fw in AD_FRAMEWORKS:
+        for shape in SHAPES:
+            rows = shape_rows(cands, fw, shape)
+            n = largest_size(rows)
+            if n is None:
+                continue
+            there = at_size(rows, n)
+            table.append(
+                [
+                    FRAMEWORK_NAMES[fw],
+                    shape,
+                    f"{SIZE[shape]} = {n:,}",
+                    timed(pick(cands, fw, shape)),
+                ]
+                + [fitted(within(there, b)) for b in budgets_gib]
+                + [outcome_at(default_at(rows, default_name(fw, shape), n), shape)]
+                + [against_question(df, fw, shape)]
+            )
+    return pd.DataFrame(table, columns=decision_columns(budgets_gib))
+
+
+# --- What the answer code's builders cost -----------------------------------------------------
+
+
+def cost(rows: pd.DataFrame, size: str) -> str:
+    """'106.7 ms a call at N = 100,000, 3.05× [2.95–3.15] the simulation's time; peak memory
+    600.4 MiB', from rows of one strategy sorted by size ('N' paths or 'n' inputs); where it
+    never ran correctly, what stopped it at the largest size tried."""
+    if rows.empty:
+        return formats.NOT_MEASURED
+    ok = rows[rows["status"] == "ok"]
+    row = (ok if len(ok) else rows).iloc[-1]
+    at = f"{size} = {int(row['paths' if size == 'N' else 'inputs']):,}"
+    if row["status"] != "ok":
+        return f"{formats.outcome(row)} at {at}"
+    text = f"{formats.time(row['warm_median_s'])} a call at {at}"
+    if queries.ratio(row) is not None:
+        text += f", {formats.ratio_with_spread(row)} the simulation's time"
+    return f"{text}; peak memory {formats.size(row['peak'])}"
+
+
+def answer_rows(df: pd.DataFrame, framework: str, role: str) -> tuple[pd.DataFrame, str]:
+    """The rows of the builder the answer code prints for a role of ANSWER_ROLES, by size, and
+    the size's letter: the GBM's pathwise and forward ('N'), the wide Jacobian's and the
+    Hessian-vector products' ('n')."""
+    if role == "hvp":
+        name = SecondOrderTarget(framework, second.answer(framework).name).text
+        return queries.second_order(df, "moments", framework=framework, strategy=name), "n"
+    name = registry.answer(framework, role).name
+    if role == "wide":
+        return queries.wide(df, target="strategy", framework=framework, strategy=name), "n"
+    rows = queries.gbm(df, framework=framework)
+    return rows[rows["strategy"] == name], "N"
+
+
+def answer_cost(df: pd.DataFrame, framework: str, role: str) -> str:
+    """What the answer code's builder for a role cost at the largest size where it ran (see
+    cost)."""
+    return cost(*answer_rows(df, framework, role))
