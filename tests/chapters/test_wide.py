@@ -1,0 +1,367 @@
+"""The wide chapter's readings of the results (report.chapters.wide), on the committed fixture
+and on rows edited from it: the strategies at the question's n, the loop of gradients against
+its vectorized forms, create_graph, the Hessians, the Greeks and the tall-to-wide crossover."""
+
+import pandas as pd
+import pytest
+
+from jacbench.measure import crossover as tall_to_wide
+from jacbench.report import formats
+from jacbench.report.chapters import wide
+from jacbench.strategies import registry
+
+N = 100_000  # the question's n, at which the fixture holds moments rows
+NM = formats.NOT_MEASURED
+
+
+def _add(df: pd.DataFrame, **values) -> pd.DataFrame:
+    """The frame with one more row: a copy of the fixture's JAX jacrev row at n = 100,000 (a
+    correct moments case) with the given values."""
+    row = df[(df["problem"] == "moments") & (df["framework"] == "jax")
+             & (df["strategy"] == "jacrev") & (df["inputs"] == N)].iloc[0].copy()  # fmt: skip
+    for column, value in values.items():
+        row[column] = value
+    return pd.concat([df, row.to_frame().T.astype(df.dtypes.to_dict())], ignore_index=True)
+
+
+def _moments(df, framework, times: dict, n=N, **values):
+    """Rows of a framework's strategies at n, each a warm time in seconds (None: memory cap)."""
+    for name, warm in times.items():
+        status = "ok" if warm is not None else "memory-cap"
+        df = _add(df, framework=framework, strategy=name, inputs=n, warm_median_s=warm,
+                  status=status, **values)  # fmt: skip
+    return df
+
+
+# --- the table of every strategy at the question's n ----------------------------------------
+
+
+def test_the_table_lists_the_strategies_the_hand_list_did_in_the_registry_order():
+    hand = {
+        "torch": ["grad-loop", "grad-loop-create-graph", "batched-backward", "functional-loop",
+                  "functional-vectorized", "jacrev", "jacfwd"],
+        "tensorflow": ["tape-jacobian-pfor", "tape-jacobian-function", "tape-jacobian-loop",
+                       "batch-jacobian"],
+        "jax": ["jacrev", "jacfwd"],
+        "numpy": ["analytic"],
+    }  # fmt: skip
+    listed = wide.listed()
+    assert sorted(listed) == sorted((fw, s) for fw, names in hand.items() for s in names)
+    assert listed[-1] == ("numpy", "analytic")
+    assert [fw for fw, _ in listed] == sorted((fw for fw, _ in listed), key=list(hand).index)
+    order = [(s.framework, s.name) for s in registry.STRATEGIES]
+    assert [order.index(k) for k in listed] == sorted(order.index(k) for k in listed)
+
+
+def test_the_rows_at_n_are_the_listed_strategies_with_their_mode(small):
+    rows = wide.strategies_at(small, N)
+    # Second-order rows and the jacfwd row at n = 1,000 (another size) are not listed.
+    shown = rows[["framework", "strategy", "mode", "status"]].astype(str)
+    assert list(shown.itertuples(index=False, name=None)) == [
+        ("torch", "jacfwd", "forward", "skipped-predicted"),
+        ("jax", "jacrev", "reverse", "ok"),
+        ("jax", "jacfwd", "forward", "skipped-predicted"),
+        ("numpy", "analytic", "none", "ok"),
+    ]
+    assert wide.strategies_at(small, 12_345).empty
+
+
+def test_a_row_s_columns_say_what_ran_and_what_the_model_predicted(small):
+    rows = wide.strategies_at(small, N).set_index("strategy", drop=False)
+    jax = rows[rows["framework"] == "jax"]
+    closed = rows[rows["framework"] == "numpy"].iloc[0]
+    assert wide.measured(jax.loc["jacrev"], closed) == {
+        "warm": "491 µs",  # 0.000491 s
+        "cold": "137.8 ms",
+        "peak beyond inputs": "38.1 MiB",  # 39,940,096 B
+        "time / closed form": "0.8×",  # 491 / 611 µs
+        "max rel. error": "9.2e-08",
+    }
+    skipped = rows[rows["framework"] == "torch"].iloc[0]
+    gib = skipped["predicted_peak"] / 2**30
+    assert wide.measured(skipped, closed) == {
+        "warm": f"skipped (needs {gib:.1f} GiB)",
+        "cold": "–",
+        "peak beyond inputs": f"{gib:.1f} GiB (model)",
+        "time / closed form": "–",
+        "max rel. error": "–",
+    }
+    assert wide.measured(jax.loc["jacrev"])["time / closed form"] == "–"  # no reference
+
+
+def test_cold_and_peak_read_a_row_that_ran_and_not_one_that_did_not(small):
+    rows = wide.strategies_at(small, N)
+    ran, skipped = rows.iloc[1], rows.iloc[0]
+    assert (wide.cold(ran), wide.peak(ran)) == ("137.8 ms", "38.1 MiB")
+    assert wide.cold(skipped) == wide.peak(skipped) == wide.cold(None) == wide.peak(None) == NM
+
+
+def test_warm_ratio_divides_warm_times_and_says_when_a_row_is_missing():
+    def row(status="ok", warm=1.0):
+        return pd.Series({"status": status, "warm_median_s": warm})
+
+    assert wide.warm_ratio(row(warm=3.0), row(warm=1.5)) == "2.0×"
+    assert wide.warm_ratio(row(warm=1.0), row(warm=4.0)) == "0.2×"
+    assert wide.warm_ratio(None, row()) == NM
+    assert wide.warm_ratio(row(status="memory-cap", warm=float("nan")), row()) == NM
+
+
+def test_dense_hessians_at_the_question_s_n_are_40_gb_each():
+    assert wide.dense_hessian_size(N) == "40 GB"  # 10^10 float32 numbers
+    assert wide.dense_hessian_size(N, outputs=3) == "120 GB"
+
+
+# --- the fastest per framework and the loop against its vectorized forms -------------------
+
+
+def test_the_fastest_per_framework_follows_the_times_and_skips_what_failed(small):
+    best = wide.fastest_by_framework(small, N)
+    # PyTorch's only row was skipped on the model's prediction; TensorFlow has none at n.
+    assert best["torch"] is None and best["tensorflow"] is None
+    assert best["jax"]["strategy"] == "jacrev"
+    # A tie goes to the first by name; a timeout with a time of its own is not a pick.
+    df = _moments(small, "torch", {"jacrev": 0.002, "grad-loop": 0.002})
+    df = _add(df, framework="torch", strategy="batched-backward", warm_median_s=1e-6,
+              status="timeout")  # fmt: skip
+    assert wide.fastest_by_framework(df, N)["torch"]["strategy"] == "grad-loop"
+    df = _moments(small, "torch", {"jacrev": 0.001, "grad-loop": 0.002})
+    assert wide.fastest_by_framework(df, N)["torch"]["strategy"] == "jacrev"
+
+
+def test_the_vectorized_forms_are_the_three_the_prose_names():
+    assert wide.vectorized_forms("torch") == ["functional-vectorized", "batched-backward", "jacrev"]
+
+
+def test_the_loop_verdict_follows_which_is_faster(small):
+    vectorized = {"functional-vectorized": 0.002, "batched-backward": 0.003, "jacrev": 0.0015}
+    df = _moments(small, "torch", {"grad-loop": 0.001, **vectorized})
+    over = wide.over_loop(df, N)
+    assert over == pytest.approx([2.0, 3.0, 1.5])  # in the registry's order
+    assert wide.ratio_range(over) == "1.5× to 3.0×"
+    assert wide.loop_verdict(over) == "faster than vectorizing them"
+    # The same vectorized forms against a slower loop: the verdict turns.
+    df = _moments(small, "torch", {"grad-loop": 0.004, **vectorized})
+    assert wide.ratio_range(wide.over_loop(df, N)) == "0.4× to 0.8×"
+    assert wide.loop_verdict(wide.over_loop(df, N)) == "slower than vectorizing them"
+    # A tie with jacrev (ratio 1), slower forms besides: not faster than every form.
+    df = _moments(small, "torch", {"grad-loop": 0.0015, **vectorized})
+    assert min(wide.over_loop(df, N)) == 1.0
+    assert wide.loop_verdict(wide.over_loop(df, N)) == (
+        "faster than some vectorized forms and slower than others"
+    )
+
+
+def test_the_loop_verdict_reads_only_rows_that_ran_at_n(small):
+    # A vectorized form at its memory cap is left out; one at another n is not read.
+    df = _moments(small, "torch", {"grad-loop": 0.001, "jacrev": None, "batched-backward": 0.003})
+    df = _moments(df, "torch", {"functional-vectorized": 0.0001}, n=1000)
+    assert wide.over_loop(df, N) == pytest.approx([3.0])
+    # Without the loop there is nothing to compare with.
+    df = _moments(small, "torch", {"grad-loop": None, "jacrev": 0.001})
+    assert wide.over_loop(df, N) == []
+    assert wide.loop_verdict([]) == wide.ratio_range([]) == NM
+
+
+def test_tensorflow_s_default_against_its_loop_and_its_compiled_variant(small):
+    times = {"tape-jacobian-pfor": 0.090, "tape-jacobian-loop": 0.030,
+             "tape-jacobian-function": 0.0025}  # fmt: skip
+    df = _moments(small, "tensorflow", times, cold_s=0.150)
+    call = wide.default_call(df, N, "tensorflow")
+    assert [r["strategy"] for r in call] == list(times)
+    assert wide.warm_ratio(call.default, call.loop) == "3.0×"
+    assert wide.cold(call.default) == "150.0 ms"
+    assert wide.compiled_phrase(call.compiled, call.default) == (
+        "2.5 ms warm after 150.0 ms cold, 36.0× faster than the eager default"
+    )
+    # The compiled variant timed out, or TensorFlow has no row at n at all.
+    df = _moments(small, "tensorflow", {**times, "tape-jacobian-function": None})
+    call = wide.default_call(df, N, "tensorflow")
+    assert call.compiled["status"] == "memory-cap"
+    assert wide.compiled_phrase(call.compiled, call.default) == NM
+    assert wide.default_call(small, N, "tensorflow") == (None, None, None)
+
+
+def test_the_largest_n_a_strategy_ran_skips_the_sizes_it_did_not(small):
+    # JAX's jacfwd ran at n = 1,000 and was skipped at 100,000; PyTorch's never ran.
+    assert wide.largest_ok(small, "jax", "jacfwd")["inputs"] == 1000
+    assert wide.largest_ok(small, "torch", "jacfwd") is None
+    df = _moments(small, "torch", {"jacfwd": 0.5}, n=16_000)
+    assert wide.largest_ok(df, "torch", "jacfwd")["inputs"] == 16_000
+
+
+def test_create_graph_is_read_at_the_largest_n_both_loops_ran(small):
+    assert wide.create_graph_cost(small) == wide.CreateGraph()  # all None: not measured
+    df = small
+    for n, plain, graph in ((1000, 0.001, 0.003), (10_000, 0.010, 0.012), (N, 0.1, None)):
+        df = _moments(df, "torch", {"grad-loop": plain, "grad-loop-create-graph": graph}, n=n,
+                      peak_over_inputs=2**20 * n / 1000)  # fmt: skip
+    cost = wide.create_graph_cost(df)
+    assert (cost.n, cost.plain_time, cost.graph_time) == (10_000, 0.010, 0.012)
+    assert cost.time_ratio == pytest.approx(1.2)
+    assert cost.plain_peak == cost.graph_peak == 10 * 2**20
+    # Take away the create_graph row at 10,000 and the answer falls back to 1,000.
+    df = df[~((df["strategy"] == "grad-loop-create-graph") & (df["inputs"] == 10_000))]
+    cost = wide.create_graph_cost(df)
+    assert cost.n == 1000 and cost.time_ratio == pytest.approx(3.0)
+
+
+# --- Hessians and the per-path Greeks --------------------------------------------------------
+
+
+def test_the_hessian_rows_carry_their_method_and_kind(small):
+    second = wide.hessian_rows(small)
+    columns = second[["method", "kind", "inputs", "status"]].astype({"status": str})
+    shown = set(columns.itertuples(index=False, name=None))
+    assert shown == {
+        ("hessian", "dense", 1000, "ok"), ("hessian", "dense", N, "skipped-predicted"),
+        ("hvp", "hvp", N, "ok"), ("diagonal", "diagonal", N, "ok"),
+    }  # fmt: skip
+    assert wide.largest_dense_n(second) == 1000  # the dense Hessian at n = 100,000 was skipped
+    assert wide.largest_dense_n(second[second["inputs"] == N]) is None
+
+
+def test_the_skipped_count_and_the_fastest_hvp(small):
+    second = wide.hessian_rows(small)
+    assert wide.skipped_dense(second, N) == "1 dense methods"
+    assert wide.skipped_dense(second, 1000) == "no dense method (none was tried)"
+    best = wide.fastest_hvp(second, N)
+    assert (best["framework"], best["method"]) == ("jax", "hvp")
+    assert wide.fastest_hvp(second, 1000) is None  # no product at that size
+
+
+def test_the_fastest_hvp_follows_the_times_a_tie_to_the_first_framework(small):
+    jax_hvp = small[small["strategy"] == "second:hvp"].iloc[0]
+    df = _add(small, framework="torch", strategy="second:hvp", target="second",
+              warm_median_s=jax_hvp["warm_median_s"])  # fmt: skip
+    assert wide.fastest_hvp(wide.hessian_rows(df), N)["framework"] == "jax"  # a tie: by name
+    df = _add(small, framework="torch", strategy="second:hvp", target="second", warm_median_s=1e-5)
+    assert wide.fastest_hvp(wide.hessian_rows(df), N)["framework"] == "torch"
+    failed = _add(small, framework="torch", strategy="second:hvp", target="second",
+                  warm_median_s=1e-5, status="timeout")  # fmt: skip
+    assert wide.fastest_hvp(wide.hessian_rows(failed), N)["framework"] == "jax"
+
+
+def test_the_greeks_errors_are_the_largest_per_dtype(small):
+    greeks = wide.greeks_rows(small)
+    assert list(greeks["strategy"]) == ["second:greeks"]
+    expected = small.loc[small["strategy"] == "second:greeks", "max_rel_error"].iloc[0]
+    assert wide.greeks_error(greeks, "float32") == expected
+    assert wide.greeks_error(greeks, "float64") is None  # not in the fixture
+    worse = _add(small, problem="gbm", strategy="second:greeks", target="second",
+                 paths=1000, inputs=pd.NA, max_rel_error=3e-6)  # fmt: skip
+    assert wide.greeks_error(wide.greeks_rows(worse), "float32") == 3e-6
+
+
+def test_the_greeks_over_the_pathwise_jacobian_at_the_largest_common_n(small):
+    # JAX's pathwise Jacobian ran at N = 1,000 and 10,000; its Greeks at 10,000.
+    greeks = small[small["strategy"] == "second:greeks"].iloc[0]
+    pathwise = small[(small["framework"] == "jax") & (small["strategy"] == "pathwise")
+                     & (small["paths"] == 10_000)].iloc[0]  # fmt: skip
+    ratio = greeks["warm_median_s"] / pathwise["warm_median_s"]
+    assert wide.greeks_over_pathwise(small, "jax") == (10_000, f"{ratio:.1f}×")
+    assert wide.greeks_over_pathwise(small, "torch") == (None, NM)  # no Greeks in PyTorch
+    # Greeks at a size the Jacobian did not run: nothing to compare.
+    moved = small.assign(paths=small["paths"].mask(small["strategy"] == "second:greeks", 20_000))
+    assert wide.greeks_over_pathwise(moved, "jax") == (None, NM)
+
+
+# --- the tall-to-wide crossover --------------------------------------------------------------
+
+
+@pytest.fixture
+def shapes(small_results):
+    return wide.crossover_rows(tall_to_wide.path_for(small_results))
+
+
+def _times(shapes, framework):
+    t = {}
+    for r in shapes:
+        if r["framework"] == framework:
+            t.setdefault((r["outputs"], r["inputs"]), {})[r["mode"]] = r["warm_median_s"]
+    return t
+
+
+def test_the_crossover_rows_are_the_fixture_s_shapes(shapes, tmp_path):
+    assert len(shapes) == 42 and {r["outputs"] * r["inputs"] for r in shapes} == {1024}
+    assert wide.crossover_rows(tmp_path / "none.crossover.csv") == []
+
+
+def test_the_crossover_aspect_is_where_reverse_mode_wins_for_good(shapes):
+    # PyTorch: reverse is slower at 4 x 256, so only the widest shape counts; TensorFlow: reverse
+    # wins from 256 x 4 on; JAX from 8 x 128 on.
+    for fw in ("torch", "tensorflow", "jax"):
+        t = _times(shapes, fw)
+        wins = [(m, n) for (m, n), x in t.items() if x["reverse"] < x["forward"]]
+        assert (1, 1024) in wins
+    assert wide.crossover_aspect(shapes, "torch") == "m / n = 1/1024"
+    assert wide.crossover_aspect(shapes, "tensorflow") == "m / n = 64"
+    assert wide.crossover_aspect(shapes, "jax") == "m / n = 1/16"
+    assert wide.aspects(shapes) == {"torch": 1 / 1024, "tensorflow": 64.0, "jax": 1 / 16}
+    assert wide.crossover_aspect([], "torch") == NM
+    assert wide.aspects([]) == {"torch": None, "tensorflow": None, "jax": None}
+
+
+def test_a_faster_reverse_pass_moves_the_crossover(shapes):
+    faster = [
+        {**r, "warm_median_s": 1e-4}
+        if (r["framework"], r["outputs"], r["inputs"], r["mode"]) == ("torch", 4, 256, "reverse")
+        else r
+        for r in shapes
+    ]
+    assert wide.crossover_aspect(faster, "torch") == "m / n = 1/16"
+    # Forward mode fastest everywhere in JAX: no shape.
+    slow = [{**r, "warm_median_s": 1.0} if r["mode"] == "reverse" else r for r in shapes]
+    assert wide.crossover_aspect(slow, "jax") == "no shape (forward mode stays as fast or faster)"
+
+
+def test_crossover_sides_count_each_side_of_the_square_shape(shapes):
+    assert wide.crossover_sides(shapes, "torch") == (
+        "reverse mode is faster at 2 of the 3 wide shapes (m < n), "
+        "forward mode at 2 of the 3 tall ones (m > n)"
+    )
+    times = {(64, 1): (1.0, 9.0), (16, 4): (2.0, 1.0), (8, 8): (1.0, 1.0),
+             (4, 16): (3.0, 1.0), (1, 64): (5.0, 1.0)}  # fmt: skip
+    rows = [{"outputs": m, "inputs": n, "mode": mode, "warm_median_s": t, "status": "ok"}
+            for (m, n), (fwd, rev) in times.items()
+            for mode, t in (("forward", fwd), ("reverse", rev))]  # fmt: skip
+    assert wide.crossover_sides(rows) == (
+        "reverse mode is faster at 2 of the 2 wide shapes (m < n), "
+        "forward mode at 1 of the 2 tall ones (m > n)"
+    )
+    timed_out = [{**r, "status": "timeout"} for r in rows]
+    assert wide.crossover_sides(timed_out) == NM and wide.crossover_sides([]) == NM
+
+
+def test_the_total_range_square_times_and_regime(shapes):
+    total = wide.shapes_total(shapes)
+    assert total == 1024
+    assert wide.aspect_range(shapes) == "from m / n = 1024 to m / n = 1/1024"
+    frameworks = ("torch", "tensorflow", "jax")
+    square = {fw: min(_times(shapes, fw)[(32, 32)].values()) for fw in frameworks}
+    assert square == pytest.approx({"torch": 439.2e-6, "tensorflow": 67.39e-3, "jax": 32.0e-6},
+                                   rel=1e-3)  # fmt: skip
+    assert wide.square_times(shapes) == "439 µs in PyTorch, 67.4 ms in TensorFlow, 32 µs in JAX"
+    assert wide.regime(total).startswith("small: at this size per-call overhead")
+    # A failed square shape is left out; with no row there is nothing to say.
+    failed = [{**r, "status": "memory-cap"} if r["framework"] == "jax" else r for r in shapes]
+    assert wide.square_times(failed) == "439 µs in PyTorch, 67.4 ms in TensorFlow"
+    assert wide.aspect_range([{**r, "status": "timeout"} for r in shapes]) == NM
+    assert wide.shapes_total([]) is None and wide.regime(None) == NM
+    assert wide.square_times([]) == NM
+    # Two totals in one set of rows: no single total.
+    assert wide.shapes_total([*shapes, {**shapes[0], "outputs": 2048}]) is None
+
+
+def test_the_regime_turns_above_the_overhead_total():
+    assert wide.regime(2**14).startswith("small:")
+    assert wide.regime(2**16) == (
+        "large enough that the arithmetic of the slower mode dominates its per-call overhead"
+    )
+
+
+@pytest.mark.parametrize(
+    "a, text", [(4.0, "m / n = 4"), (1.0, "m / n = 1"), (0.0625, "m / n = 1/16"),
+                (None, "no shape (forward mode stays as fast or faster)")],
+)  # fmt: skip
+def test_an_aspect_reads_as_a_fraction_of_the_sides(a, text):
+    assert wide.aspect(a) == text
