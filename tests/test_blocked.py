@@ -275,7 +275,7 @@ def test_the_worker_streams_a_blocked_target(monkeypatch):
     assert len(rec["ratio_values"]) >= 1
 
 
-# --- the chapter's figure and numbers ---------------------------------------------------------
+# --- the chapter's figure (its numbers: tests/chapters/test_gbm.py) ---------------------------
 
 
 def _blocked_rows(df):
@@ -286,37 +286,21 @@ def _blocked_rows(df):
     return rows
 
 
-def test_the_chapter_says_not_measured_where_no_blocked_row_is(small):
+def test_the_blocked_figure_has_a_panel_per_framework_where_no_blocked_row_is(small):
     from jacbench.report import figures
-    from jacbench.report.chapters import blocked as report
 
-    df = small
-    said = report.summary(df, "jax", "blocked-jvp")
-    assert said["twin"] == "jvp" and said["twin_n"] == "1,000"
-    assert said["n"] == said["peak"] == said["ratio"] == "not measured in this profile"
     assert registry.blocked_pairs("numpy") == []
-    assert len(report.table(df)) == 6
-    assert report.furthest(df, "jax") is None
-    assert report.phrase(df, "jax") == "not measured in this profile"
-    fig = figures.blocked(df)
+    fig = figures.blocked(small)
     assert len(fig.axes) == 3
 
 
-def test_the_chapter_reads_the_blocked_strategy_at_its_largest_n(small):
+def test_the_blocked_figure_draws_a_blocked_strategy_beside_the_one_it_blocks(small):
     import pandas as pd
 
-    from jacbench.report import figures, formats
-    from jacbench.report.chapters import blocked as report
+    from jacbench.report import figures
     from jacbench.report.figures.gbm import _blocked_names
 
-    rows = _blocked_rows(small)
-    df = pd.concat([small, rows], ignore_index=True)
-    top = rows.sort_values("paths").iloc[-1]
-    said = report.summary(df, "jax", "blocked-jvp")
-    assert said["n"] == formats.count(top["paths"])
-    assert said["peak"] == formats.size(top["peak"])
-    assert report.furthest(df, "jax") == "blocked-jvp"
-    assert report.phrase(df, "jax").startswith(f"blocked-jvp to N = {said['n']}: ")
+    df = pd.concat([small, _blocked_rows(small)], ignore_index=True)
     assert "simulation:blocked-jit" in _blocked_names("jax")
     assert ("blocked-pathwise-function", "pathwise-function") in registry.blocked_pairs(
         "tensorflow"

@@ -1,5 +1,5 @@
-"""The scaling figures' strategy families and the price of compilation, on the 49-row fixture
-and on made-up numbers (no sweep, no book build)."""
+"""The scaling figures' strategy families, on the 49-row fixture (no sweep, no book build); the
+price of compilation's numbers are tested in tests/chapters/test_gbm.py."""
 
 from pathlib import Path
 
@@ -10,7 +10,6 @@ from matplotlib.text import Text
 
 from jacbench.constants import FRAMEWORKS
 from jacbench.report import data, figures
-from jacbench.report.chapters import gbm as chapter
 from jacbench.report.figures import panels as figures_scaling
 from jacbench.strategies import registry
 
@@ -78,51 +77,6 @@ def test_captions_state_the_conditions(df):
     # The fixture is rows of a quick sweep: recognised by its cases, whatever its file's name.
     assert text.startswith("the quick profile (") and "M = 52 steps" in text
     assert "float32" in text and "1 thread" in text and "σ = 0.2" in text
-
-
-@pytest.mark.parametrize(
-    ("cold_c", "warm_c", "cold_e", "warm_e", "calls"),
-    [
-        (0.5, 0.1, 1.0, 0.2, 1),  # cheaper from the start
-        (0.5, 0.3, 1.0, 0.2, 1),  # its first call alone is already cheaper
-        (1.0, 0.125, 0.5, 0.25, 6),  # 1 + 4/8 = 0.5 + 4/4: a tie at 5 calls, ahead at 6
-        (2.0, 0.25, 0.5, 0.5, 8),
-        (2.46, 0.00034, 0.0065, 0.00041, 35_052),
-        (1.0, 0.2, 0.5, 0.2, None),  # same warm time, dearer first call: never
-        (1.0, 0.3, 0.5, 0.2, None),
-    ],
-)
-def test_break_even_on_made_up_numbers(cold_c, warm_c, cold_e, warm_e, calls):
-    assert chapter.break_even(cold_c, warm_c, cold_e, warm_e) == calls
-    if calls is not None:  # the definition, call by call
-
-        def total(cold, warm, n):
-            return cold + (n - 1) * warm
-
-        assert total(cold_c, warm_c, calls) < total(cold_e, warm_e, calls)
-        assert calls == 1 or total(cold_c, warm_c, calls - 1) >= total(cold_e, warm_e, calls - 1)
-
-
-def test_compiled_variants_and_their_eager_counterparts(df):
-    pairs = {(fw, c): e for fw in FRAMEWORKS for c, e in registry.compiled_variants(fw)}
-    assert pairs["torch", "compiled-jvp"] == "jvp"
-    assert pairs["torch", "compiled-pathwise"] == "pathwise"
-    assert pairs["tensorflow", "pathwise-function"] == "pathwise"
-    assert pairs["tensorflow", "forward-accumulator-xla"] == "forward-accumulator"
-    jax = {c: e for (fw, c), e in pairs.items() if fw == "jax"}
-    assert set(jax) == {s.name for s in registry.by_framework("jax", "gbm")}
-    assert set(jax.values()) == {None}  # JAX runs jitted only: no eager twin to invent
-    assert ("torch", "pathwise") not in pairs
-
-    prices = {
-        (p["framework"], p["strategy"], p["paths"]): p for p in chapter.compile_prices(df, 1000)
-    }
-    p = prices["torch", "compiled-pathwise", 1000]
-    assert p["compile"] == pytest.approx(p["cold"] - p["warm"])
-    assert p["break_even"] == chapter.break_even(p["cold"], p["warm"], p["eager_cold"],
-                                                 p["eager_warm"])  # fmt: skip
-    assert prices["jax", "pathwise", 1000]["eager"] is None
-    assert ("jax", "pathwise", 10_000) in prices  # the largest N it ran
 
 
 def test_the_gbm_chapter_states_its_conditions_and_prices_compilation(built):

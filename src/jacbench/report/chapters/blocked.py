@@ -8,9 +8,25 @@ import numpy as np
 import pandas as pd
 
 from jacbench.constants import AD_FRAMEWORKS
+from jacbench.problems.gbm import GBMParams
 from jacbench.report import formats, queries
 from jacbench.report.formats import NOT_MEASURED
 from jacbench.strategies import registry
+from jacbench.strategies.memory_model import block_paths
+
+# The size the section's prose is about: where one path array no longer fits in memory.
+LARGE_N = 10**8
+
+
+def path_array_bytes(paths: int = LARGE_N, steps: int = 52, dtype: str = "float32") -> int:
+    """The bytes of one (M+1) x N path array: 21,200,000,000 (19.7 GiB) at N = 10^8 in float32."""
+    return (steps + 1) * paths * np.dtype(dtype).itemsize
+
+
+def default_block(paths: int = LARGE_N, steps: int = 52, dtype: str = "float32") -> int:
+    """The paths of one block under the default memory budget (GBMParams.chunk_size MiB):
+    65,536 at N = 10^8, M = 52 in float32."""
+    return block_paths(paths, steps, dtype, GBMParams().chunk_size)
 
 
 def summary(df: pd.DataFrame, framework: str, name: str) -> dict[str, str]:

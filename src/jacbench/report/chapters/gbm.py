@@ -1,64 +1,280 @@
-"""The GBM comparison (chapter 4): what its prose computes from the rows."""
+"""The GBM comparison (chapter 4): what its prose and tables compute from the rows. The price of
+compilation is in chapters.compilation, accuracy and the pathwise check in chapters.accuracy,
+the path-blocked strategies in chapters.blocked."""
 
 from __future__ import annotations
 
-import math
-
+import numpy as np
 import pandas as pd
 
-from jacbench.report import queries
+from jacbench.constants import FRAMEWORK_NAMES, FRAMEWORKS
+from jacbench.problems import gbm
+from jacbench.report import formats, queries
+from jacbench.report.chapters.reproduced import ALLOCATORS
 from jacbench.strategies import registry
 
-# The compiler of each compiled execution, as the chapter names it.
-COMPILERS = {"inductor": "torch.compile", "function": "tf.function", "xla": "XLA", "jit": "jax.jit"}
+# The question's programs, as the registry names them (one per framework that has one).
+QUESTION = "question"
+# numpy's closed form: the one strategy that does not contain the simulation (it exponentiates
+# S_T alone where the simulation exponentiates every step), so its ratio may be below 1.
+CLOSED_FORM = ("numpy", "analytic")
+# The slope of log time against log N is fitted from this N up (below it a call is overhead).
+SLOPE_FROM = 1000
 
 
-# --- the price of compilation -----------------------------------------------------------------
+def whose(framework: str, strategy: str) -> str:
+    """A strategy with its framework's name: "PyTorch's compiled-pathwise"."""
+    return f"{FRAMEWORK_NAMES[framework]}'s {strategy}"
 
 
-def break_even(cold_c: float, warm_c: float, cold_e: float, warm_e: float) -> int | None:
-    """The first number of calls n at which the compiled variant's total time is below the
-    eager one's: cold_c + (n-1) warm_c < cold_e + (n-1) warm_e. 1 means from the first call;
-    None means never (its warm call is not faster and its first call not either)."""
-    if cold_c < cold_e:
-        return 1
-    if warm_c >= warm_e:
+def named(row: pd.Series | dict | None) -> str:
+    """A row's strategy with its framework's name, "JAX's blocked-jvp"; '–' where there is none."""
+    return "–" if row is None else whose(row["framework"], row["strategy"])
+
+
+# --- the question's programs ------------------------------------------------------------------
+
+
+def log_terminal_spread(paths: int = 100_000) -> dict[str, float]:
+    """The standard deviation of log(S_T / S0) from the same float64 normals with W cumulated
+    ("gbm") and without, as the question's TensorFlow program does ("tf"); their ratio
+    ("ratio") and the square root of the number of steps that predicts it ("sqrt_steps")."""
+    case = gbm.make_case(gbm.GBMParams(paths=paths, dtype="float64"))
+    p = case.params
+    spread_gbm = float(np.log(gbm.terminal_closed_form(case) / p.spot).std())
+    spread_tf = float(np.log(gbm.terminal_without_cumsum(case) / p.spot).std())
+    return {
+        "gbm": spread_gbm,
+        "tf": spread_tf,
+        "ratio": spread_gbm / spread_tf,
+        "sqrt_steps": float(np.sqrt(p.steps)),
+    }
+
+
+def loop_peaks(df: pd.DataFrame) -> str | None:
+    """The question's PyTorch program under glibc at every N measured, its peak beyond the
+    inputs (or what stopped it) beside the one tape its loop holds: 'N = 1,000: 131.1 MiB, one
+    tape 10.2 MiB; N = 10,000: memory cap (8.0 GiB), one tape 30.2 MiB'; None where none ran."""
+    tape = registry.get("torch", QUESTION).memory
+    said = []
+    for _, r in queries.gbm(df, framework="torch", strategy=QUESTION).iterrows():
+        n = int(r["paths"])
+        held = formats.size(r["peak_over_inputs"]) if r["status"] == "ok" else formats.outcome(r)
+        said.append(
+            f"N = {formats.count(n)}: {held}, one tape "
+            f"{formats.size(tape.working(n, int(r['steps']), r['dtype']))}"
+        )
+    return "; ".join(said) or None
+
+
+# --- cost relative to one simulation ----------------------------------------------------------
+
+
+def costs(df: pd.DataFrame) -> pd.DataFrame:
+    """Each strategy's row at the largest N it ran correctly, in the registry's order (any
+    other last), with its memory beyond the inputs over its simulation's ("memory_ratio"; NaN
+    where the simulation is missing or held nothing) and the log-log slope of its warm time
+    in N from N = SLOPE_FROM ("slope"; NaN with fewer than two sizes)."""
+    strategies = [s for fw in FRAMEWORKS for s in registry.by_framework(fw)]
+    order = {(s.framework, s.name): i for i, s in enumerate(strategies)}
+    rows = []
+    for (fw, name), runs in queries.gbm(df, status="ok").groupby(["framework", "strategy"]):
+        top = runs.iloc[-1]  # the largest N it ran correctly (rows are sorted by N)
+        sim = queries.simulation_of(df, top)  # the simulation in the same execution mode and N
+        held = queries.value(sim, "peak_over_inputs")
+        fit = runs[runs["paths"] >= SLOPE_FROM]
+        rows.append(
+            top.to_dict()
+            | {
+                "order": order.get((fw, name), len(order)),
+                "memory_ratio": top["peak_over_inputs"] / held if held and held > 0 else None,
+                "slope": queries.loglog_slope(fit["paths"], fit["warm_median_s"]),
+            }
+        )
+    out = pd.DataFrame(rows, columns=[*df.columns, "order", "memory_ratio", "slope"])
+    out[["memory_ratio", "slope"]] = out[["memory_ratio", "slope"]].astype(float)
+    return out.sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)
+
+
+def ratio_cell(row: pd.Series) -> str:
+    """'2.6× [2.3–2.8]', whole numbers from 10× up ('2310× [1996–2525]'); '–' unmeasured."""
+    big = not formats.missing(row["ratio_median"]) and row["ratio_median"] >= 10
+    return formats.ratio_with_spread(row, digits=0 if big else 1)
+
+
+def memory_cell(peak: float, ratio: float | None) -> str:
+    """'13.6 MiB (1.5×)': a peak beyond the inputs and its ratio to the simulation's (whole
+    numbers from 10× up); the peak alone where there is no ratio."""
+    if formats.missing(ratio):
+        return formats.size(peak)
+    return f"{formats.size(peak)} ({formats.times(ratio, digits=0 if ratio >= 10 else 1)})"
+
+
+def timed_ratios(df: pd.DataFrame) -> pd.DataFrame:
+    """The correct strategy rows timed against their simulation, numpy's closed form left out
+    (the one strategy that does not contain the simulation)."""
+    ratios = queries.gbm(df, status="ok").dropna(subset=["ratio_median"])
+    closed = (ratios["framework"] == CLOSED_FORM[0]) & (ratios["strategy"] == CLOSED_FORM[1])
+    return ratios[~closed]
+
+
+def below_one(df: pd.DataFrame) -> str | None:
+    """How many ratios are below 1 for a computation that contains the simulation: 'in these
+    results none is', 'in these results 2 are, all at N ≤ 1,000'; None where none was timed."""
+    ratios = timed_ratios(df)
+    if not len(ratios):
         return None
-
-    def ahead(n: int) -> bool:
-        return cold_c + (n - 1) * warm_c < cold_e + (n - 1) * warm_e
-
-    n = max(2, math.floor((cold_c - cold_e) / (warm_e - warm_c)) + 2)
-    while n > 2 and ahead(n - 1):  # the formula's rounding, settled by the definition itself
-        n -= 1
-    while not ahead(n):
-        n += 1
-    return n
+    low = ratios[ratios["ratio_median"] < 1]
+    if not len(low):
+        return "in these results none is"
+    return f"in these results {len(low)} are, all at N ≤ {formats.count(low['paths'].max())}"
 
 
-def compile_prices(df: pd.DataFrame, paths: int) -> list[dict]:
-    """Each compiled GBM variant against its eager counterpart at N = paths and at the largest N
-    both ran (JAX: the largest it ran): first and warm calls of each, the compile cost (cold
-    minus warm) and the break-even call. Sizes where the variant did not run are left out."""
+def compiled_pairs() -> list[tuple[str, str, str]]:
+    """(framework, eager strategy, its compiled variant) for every compiled variant that has
+    an eager twin (PyTorch's and TensorFlow's; JAX is jitted throughout), in the registry's
+    order."""
+    return [
+        (fw, eager, comp)
+        for fw in FRAMEWORKS
+        for comp, eager in registry.compiled_variants(fw)
+        if eager
+    ]
+
+
+def largest_timed_n(df: pd.DataFrame, compiled: bool = False) -> int | None:
+    """The largest N at which a ratio to the simulation was measured (of the compiled variants
+    with an eager twin only, if compiled), or None."""
+    ratios = timed_ratios(df)
+    if compiled:
+        keys = {(fw, comp) for fw, _, comp in compiled_pairs()}
+        pairs = zip(ratios["framework"], ratios["strategy"], strict=True)
+        ratios = ratios[[k in keys for k in pairs]]
+    return int(ratios["paths"].max()) if len(ratios) else None
+
+
+def compiled_beside_eager(df: pd.DataFrame) -> list[dict]:
+    """Each compiled variant beside its eager twin at the largest N both ran correctly: their
+    ratios to their own simulations and the compiled warm time over the eager one. A variant
+    that never ran correctly at a size where its twin did is left out."""
     out = []
-    for fw in registry.FRAMEWORKS:
-        for name, eager in registry.compiled_variants(fw):
-            largest = queries.largest_common(df, fw, [name] + ([eager] if eager else []))
-            for n in dict.fromkeys(n for n in (paths, largest) if n is not None):
-                found = queries.gbm(df, framework=fw, paths=n, status="ok")
-                c = queries.one(found, strategy=name)
-                e = queries.one(found, strategy=eager) if eager else None
-                if c is None:
-                    continue
-                both = e is not None
-                out.append({
-                    "framework": fw, "strategy": name, "eager": eager, "paths": n,
-                    "compiler": COMPILERS[registry.get(fw, name).engine],
-                    "cold": c["cold_s"], "warm": c["warm_median_s"],
-                    "compile": c["cold_s"] - c["warm_median_s"],
-                    "eager_cold": e["cold_s"] if both else None,
-                    "eager_warm": e["warm_median_s"] if both else None,
-                    "break_even": break_even(c["cold_s"], c["warm_median_s"], e["cold_s"],
-                                             e["warm_median_s"]) if both else None,
-                })  # fmt: skip
+    for fw, eager, comp in compiled_pairs():
+        n = queries.largest_common(df, fw, [eager, comp])
+        if n is None:
+            continue
+        found = queries.gbm(df, framework=fw, paths=n, status="ok")
+        e, c = (queries.one(found, strategy=name) for name in (eager, comp))
+        out.append(
+            {
+                "framework": fw,
+                "compiled": comp,
+                "eager": eager,
+                "paths": n,
+                "compiled_ratio": queries.ratio(c),
+                "eager_ratio": queries.ratio(e),
+                "warm_ratio": c["warm_median_s"] / e["warm_median_s"],
+            }
+        )
     return out
+
+
+# --- the allocator ----------------------------------------------------------------------------
+
+
+def _other_allocators(df: pd.DataFrame) -> pd.DataFrame:
+    return queries.gbm(df, framework="torch", allocator=ALLOCATORS[1:])
+
+
+def allocator_loops(df: pd.DataFrame) -> list[tuple[str, str]]:
+    """PyTorch's strategies measured under another allocator than glibc's default, in the
+    registry's order: [('torch', 'question'), ('torch', 'functional-loop'), ...]."""
+    measured = set(_other_allocators(df)["strategy"])
+    return [("torch", s.name) for s in registry.by_framework("torch") if s.name in measured]
+
+
+def allocator_size(df: pd.DataFrame) -> int | None:
+    """The largest N at which a PyTorch strategy was measured under another allocator than
+    glibc's default (whatever became of it), or None."""
+    other = _other_allocators(df)
+    return int(other["paths"].max()) if len(other) else None
+
+
+def under_allocators(df: pd.DataFrame) -> dict[tuple[str, str], pd.Series]:
+    """The rows of allocator_loops at allocator_size under each allocator, whatever became of
+    them, keyed (strategy, allocator) in the loops' and ALLOCATORS' order; missing ones left out."""
+    n = allocator_size(df)
+    out = {}
+    for _, name in allocator_loops(df) if n is not None else ():
+        for alloc in ALLOCATORS:
+            row = queries.one(
+                queries.gbm(df, framework="torch", allocator=alloc), strategy=name, paths=n
+            )
+            if row is not None:
+                out[name, alloc] = row
+    return out
+
+
+def allocator_effect(df: pd.DataFrame) -> dict[str, dict[str, float | None]]:
+    """PyTorch's default jacobian loop at allocator_size under each allocator of ALLOCATORS:
+    its peak beyond the inputs ("peak") and, for the other two, its warm time over glibc's
+    ("time_over_glibc"); None where a row is missing or failed."""
+    n, name = allocator_size(df), registry.default("torch").name
+    ok = {}
+    for alloc in ALLOCATORS:
+        rows = queries.gbm(df, framework="torch", allocator=alloc, status="ok")
+        ok[alloc] = None if n is None else queries.one(rows, strategy=name, paths=n)
+    warm = {alloc: queries.value(r, "warm_median_s") for alloc, r in ok.items()}
+    glibc = warm[ALLOCATORS[0]]
+    return {
+        "peak": {alloc: queries.value(r, "peak_over_inputs") for alloc, r in ok.items()},
+        "time_over_glibc": {
+            alloc: None if glibc is None or warm[alloc] is None else warm[alloc] / glibc
+            for alloc in ALLOCATORS[1:]
+        },
+    }
+
+
+# --- why such a difference --------------------------------------------------------------------
+
+
+def question_speedup(df: pd.DataFrame, framework: str, paths: int) -> float | None:
+    """The question's program's warm time over the framework's fastest strategy's at N, or
+    None where either did not run correctly."""
+    question = queries.one(
+        queries.gbm(df, framework=framework, paths=paths, status="ok"), strategy=QUESTION
+    )
+    best = queries.best(df, framework, paths)
+    if question is None or best is None:
+        return None
+    return float(question["warm_median_s"] / best["warm_median_s"])
+
+
+def question_memory_over_pathwise(df: pd.DataFrame, framework: str, paths: int) -> float | None:
+    """The question's program's memory beyond the inputs over the framework's pathwise
+    gradient's (the answer's) at N, or None where either is missing or the latter held nothing."""
+    found = queries.gbm(df, framework=framework, paths=paths, status="ok")
+    question = queries.one(found, strategy=QUESTION)
+    pathwise = queries.one(found, strategy=registry.answer(framework, "pathwise").name)
+    if question is None or pathwise is None or not pathwise["peak_over_inputs"] > 0:
+        return None
+    return float(question["peak_over_inputs"] / pathwise["peak_over_inputs"])
+
+
+def vectorized_against_loop(
+    df: pd.DataFrame, framework: str, vectorized: str, paths: int
+) -> dict[str, float | str | None]:
+    """A vectorized reverse mode's warm time ("vectorized") against that of the loop it batches
+    ("loop", the registry's vectorizes) at N, and the comparison in words ("phrase": '2.0 times
+    slower', '14.3 times faster', 'no comparison in this profile')."""
+    loop = registry.get(framework, vectorized).vectorizes
+    found = queries.gbm(df, framework=framework, paths=paths, status="ok")
+    v, lp = (
+        queries.value(queries.one(found, strategy=name), "warm_median_s")
+        for name in (vectorized, loop)
+    )
+    if v is None or lp is None:
+        phrase = "no comparison in this profile"
+    else:
+        r = v / lp
+        phrase = f"{r:.1f} times slower" if r >= 1 else f"{1 / r:.1f} times faster"
+    return {"vectorized": v, "loop": lp, "phrase": phrase}

@@ -1,0 +1,98 @@
+"""The price of compilation (chapter 4): each compiled variant's compile cost, and from which
+call it beats the same differentiation run eagerly."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from jacbench.report import formats, queries
+from jacbench.strategies import registry
+
+# The compiler of each compiled execution, as the chapter names it.
+COMPILERS = {"inductor": "torch.compile", "function": "tf.function", "xla": "XLA", "jit": "jax.jit"}
+
+
+def break_even(cold_c: float, warm_c: float, cold_e: float, warm_e: float) -> int | None:
+    """The first number of calls n at which the compiled variant's total time is below the
+    eager one's: cold_c + (n-1) warm_c < cold_e + (n-1) warm_e. 1 means from the first call;
+    None means never (its warm call is not faster and its first call not either)."""
+    if cold_c < cold_e:
+        return 1
+    if warm_c >= warm_e:
+        return None
+
+    def ahead(n: int) -> bool:
+        return cold_c + (n - 1) * warm_c < cold_e + (n - 1) * warm_e
+
+    n = max(2, math.floor((cold_c - cold_e) / (warm_e - warm_c)) + 2)
+    while n > 2 and ahead(n - 1):  # the formula's rounding, settled by the definition itself
+        n -= 1
+    while not ahead(n):
+        n += 1
+    return n
+
+
+def compile_prices(df: pd.DataFrame, paths: int) -> list[dict]:
+    """Each compiled GBM variant against its eager counterpart at N = paths and at the largest N
+    both ran (JAX: the largest it ran): first and warm calls of each, the compile cost (cold
+    minus warm) and the break-even call. Sizes where the variant did not run are left out."""
+    out = []
+    for fw in registry.FRAMEWORKS:
+        for name, eager in registry.compiled_variants(fw):
+            largest = queries.largest_common(df, fw, [name] + ([eager] if eager else []))
+            for n in dict.fromkeys(n for n in (paths, largest) if n is not None):
+                found = queries.gbm(df, framework=fw, paths=n, status="ok")
+                c = queries.one(found, strategy=name)
+                e = queries.one(found, strategy=eager) if eager else None
+                if c is None:
+                    continue
+                both = e is not None
+                out.append({
+                    "framework": fw, "strategy": name, "eager": eager, "paths": n,
+                    "compiler": COMPILERS[registry.get(fw, name).engine],
+                    "cold": c["cold_s"], "warm": c["warm_median_s"],
+                    "compile": c["cold_s"] - c["warm_median_s"],
+                    "eager_cold": e["cold_s"] if both else None,
+                    "eager_warm": e["warm_median_s"] if both else None,
+                    "break_even": break_even(c["cold_s"], c["warm_median_s"], e["cold_s"],
+                                             e["warm_median_s"]) if both else None,
+                })  # fmt: skip
+    return out
+
+
+def beats_eager(price: dict) -> str:
+    """When a compiled variant beats its eager counterpart: 'never', 'from the first call',
+    'from call 35,052'."""
+    n = price["break_even"]
+    return "never" if n is None else "from the first call" if n == 1 else f"from call {n:,}"
+
+
+def break_even_cell(price: dict) -> str:
+    """The break-even call in a table cell: '35,052', 'never', 'no eager variant'."""
+    if price["eager"] is None:
+        return "no eager variant"
+    return "never" if price["break_even"] is None else f"{price['break_even']:,}"
+
+
+def time_pair(a: float | None, b: float | None) -> str:
+    """'2.46 s / 6.5 ms', each time kept on one line; the first alone where b is missing."""
+    a, b = (formats.time(t).replace(" ", "\u00a0") for t in (a, b))
+    return a if b == "–" else f"{a} / {b}"
+
+
+def compile_extremes(prices: list[dict], paths: int) -> tuple[dict | None, dict | None]:
+    """The cheapest and the dearest compile at N (the first of equals), or None where no
+    variant was priced there."""
+    at = [p for p in prices if p["paths"] == paths]
+    return (min(at, key=lambda p: p["compile"], default=None),
+            max(at, key=lambda p: p["compile"], default=None))  # fmt: skip
+
+
+def overtakes(prices: list[dict], framework: str, strategy: str) -> str | None:
+    """When a compiled variant beats its eager twin at each size it was priced: 'from call
+    35,052 at N = 1,000 and never at N = 1,000,000'; None where it was not priced beside it."""
+    said = [f"{beats_eager(p)} at N = {formats.count(p['paths'])}" for p in prices
+            if (p["framework"], p["strategy"]) == (framework, strategy) and p["eager"]]  # fmt: skip
+    return " and ".join(said) or None

@@ -1,0 +1,508 @@
+"""The GBM comparison's numbers (chapter 4: chapters.gbm, compilation, accuracy, blocked) on the
+49-row fixture and on rows edited from it: each expected value is worked out from the rows."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jacbench.constants import FRAMEWORKS
+from jacbench.report.chapters import accuracy, blocked, compilation
+from jacbench.report.chapters import gbm as chapter
+from jacbench.report.formats import NOT_MEASURED
+from jacbench.strategies import memory_model, registry
+
+MIB = 2**20
+
+
+def _at(df, framework, strategy, paths=None, **conditions):
+    """The mask of the GBM rows of a strategy (at N where given)."""
+    mask = (df["problem"] == "gbm") & (df["framework"] == framework)
+    mask &= df["strategy"] == strategy
+    if paths is not None:
+        mask &= df["paths"] == paths
+    for column, value in conditions.items():
+        mask &= df[column] == value
+    return mask.fillna(False).astype(bool)
+
+
+def _set(df, framework, strategy, paths, **values):
+    """Edit one strategy's row at N in place (it must exist)."""
+    mask = _at(df, framework, strategy, paths)
+    assert mask.sum() == 1, (framework, strategy, paths)
+    for column, value in values.items():
+        df.loc[mask, column] = value
+
+
+def _drop(df, framework, strategy, paths=None):
+    mask = _at(df, framework, strategy, paths)
+    assert mask.any(), (framework, strategy, paths)
+    return df[~mask].reset_index(drop=True)
+
+
+def _row(df, framework, strategy, paths):
+    return df[_at(df, framework, strategy, paths)].iloc[0]
+
+
+# --- the question's programs ------------------------------------------------------------------
+
+
+def test_without_the_cumulative_sum_log_st_is_sqrt_m_times_narrower():
+    spread = chapter.log_terminal_spread(20_000)
+    # log S_T has standard deviation sigma sqrt(T) = 0.2 for GBM; the last increment alone,
+    # sigma sqrt(T / M): 0.2 / sqrt(52) = 0.0277.
+    assert spread["gbm"] == pytest.approx(0.2, rel=0.03)
+    assert spread["tf"] == pytest.approx(0.2 / math.sqrt(52), rel=0.03)
+    assert spread["ratio"] == pytest.approx(spread["gbm"] / spread["tf"])
+    assert spread["sqrt_steps"] == pytest.approx(math.sqrt(52))
+
+
+def test_loop_peaks_read_every_n_and_say_what_stopped_a_failed_one(small):
+    # One tape of the question's loop: 8 MiB + 11 path arrays of 53 x N float32 values.
+    tape_1k, tape_10k = 8 * MIB + 11 * 53 * 1000 * 4, 8 * MIB + 11 * 53 * 10_000 * 4
+    assert (round(tape_1k / MIB, 1), round(tape_10k / MIB, 1)) == (10.2, 30.2)
+    peak = _row(small, "torch", "question", 1000)["peak_over_inputs"]
+    assert f"{peak / MIB:.1f}" == "235.6"
+    assert chapter.loop_peaks(small) == (
+        "N = 1,000: 235.6 MiB, one tape 10.2 MiB; "
+        "N = 10,000: memory cap (4.0 GiB), one tape 30.2 MiB"
+    )
+    assert chapter.loop_peaks(_drop(small, "torch", "question")) is None
+
+
+# --- cost relative to one simulation ------------------------------------------------------------
+
+
+def test_costs_read_each_strategy_at_its_largest_correct_n_in_the_registry_order(small):
+    costs = chapter.costs(small)
+    ok = small[(small["problem"] == "gbm") & (small["target"] == "strategy")]
+    ok = ok[ok["status"] == "ok"]
+    ran = set(zip(ok["framework"], ok["strategy"], strict=True))
+    order = [(s.framework, s.name) for fw in FRAMEWORKS for s in registry.by_framework(fw)]
+    assert list(zip(costs["framework"], costs["strategy"], strict=True)) == [
+        k for k in order if k in ran
+    ]
+    by = costs.set_index(["framework", "strategy"])
+    # The question's PyTorch program hit the cap at 10,000: it is read at 1,000, one size only.
+    assert by.loc[("torch", "question"), "paths"] == 1000
+    assert pd.isna(by.loc[("torch", "question"), "slope"])
+    # PyTorch's jvp ran to 100,000: its memory against the eager simulation's there, and the
+    # slope of log time through 1,000, 10,000 and 100,000.
+    jvp = by.loc[("torch", "jvp")]
+    assert jvp["paths"] == 100_000 and jvp["ratio_median"] == pytest.approx(5.498958, rel=1e-6)
+    assert jvp["memory_ratio"] == pytest.approx(490479616 / 176668672)
+    times = [0.004301, 0.020135, 0.135236]
+    expected = np.polyfit(np.log([1e3, 1e4, 1e5]), np.log(times), 1)[0]
+    assert jvp["slope"] == pytest.approx(expected, rel=1e-4)
+    assert by.loc[("numpy", "analytic"), "memory_ratio"] == pytest.approx(724992 / 765952)
+
+
+def test_costs_follow_the_rows(small):
+    # jvp timed out at 100,000: it is read at 10,000, its slope from two sizes.
+    df = small.copy()
+    _set(df, "torch", "jvp", 100_000, status="timeout")
+    jvp = chapter.costs(df).set_index(["framework", "strategy"]).loc[("torch", "jvp")]
+    assert jvp["paths"] == 10_000 and jvp["ratio_median"] == pytest.approx(6.400031, rel=1e-6)
+    assert jvp["slope"] == pytest.approx(math.log(0.020135 / 0.004301) / math.log(10), rel=1e-4)
+    # Without the simulation at 100,000 there is no memory ratio, and the cell says the peak.
+    df = _drop(small, "torch", "simulation:eager", 100_000)
+    jvp = chapter.costs(df).set_index(["framework", "strategy"]).loc[("torch", "jvp")]
+    assert pd.isna(jvp["memory_ratio"])
+    assert chapter.memory_cell(jvp["peak_over_inputs"], jvp["memory_ratio"]) == "467.8 MiB"
+    # No correct row: an empty table with the columns the notebook reads.
+    empty = chapter.costs(small[small["status"] != "ok"])
+    assert len(empty) == 0 and {"memory_ratio", "slope", "peak_over_inputs"} <= set(empty)
+
+
+def test_cells_are_whole_numbers_from_ten_times_up(small):
+    assert chapter.ratio_cell(_row(small, "torch", "jvp", 100_000)) == "5.5× [4.2–6.6]"
+    assert chapter.ratio_cell(_row(small, "torch", "question", 1000)) == "783× [582–892]"
+    assert chapter.ratio_cell(_row(small, "torch", "question", 10_000)) == "–"  # the cap
+    assert chapter.memory_cell(13.6 * MIB, 1.5) == "13.6 MiB (1.5×)"
+    assert chapter.memory_cell(13.6 * MIB, 9.94) == "13.6 MiB (9.9×)"
+    assert chapter.memory_cell(13.6 * MIB, 10.0) == "13.6 MiB (10×)"
+    assert chapter.memory_cell(13.6 * MIB, None) == chapter.memory_cell(13.6 * MIB, np.nan)
+
+
+def test_ratios_below_one_leave_the_closed_form_out(small):
+    # numpy's closed form is at 0.65×, every other ratio at 1.1× or more.
+    assert _row(small, "numpy", "analytic", 1000)["ratio_median"] < 1
+    assert chapter.below_one(small) == "in these results none is"
+    df = small.copy()
+    _set(df, "torch", "pathwise", 10_000, ratio_median=0.9)
+    _set(df, "jax", "jvp", 1000, ratio_median=0.8)
+    assert chapter.below_one(df) == "in these results 2 are, all at N ≤ 10,000"
+    df["ratio_median"] = np.nan
+    assert chapter.below_one(df) is None
+
+
+def test_the_largest_timed_n_overall_and_of_the_compiled_variants(small):
+    assert chapter.largest_timed_n(small) == 100_000  # PyTorch's jvp
+    assert chapter.largest_timed_n(small, compiled=True) == 1000
+    # JAX's strategies are compiled too, but have no eager twin: they do not count.
+    df = small
+    for fw, name in (("torch", "compiled-pathwise"), ("tensorflow", "pathwise-function"),
+                     ("tensorflow", "forward-accumulator-function")):  # fmt: skip
+        df = _drop(df, fw, name)
+    assert chapter.largest_timed_n(df, compiled=True) is None
+    assert chapter.largest_timed_n(df) == 100_000
+
+
+def test_compiled_variants_beside_their_eager_twins(small):
+    said = chapter.compiled_beside_eager(small)
+    assert [(p["framework"], p["compiled"], p["eager"], p["paths"]) for p in said] == [
+        ("torch", "compiled-pathwise", "pathwise", 1000),
+        ("tensorflow", "forward-accumulator-function", "forward-accumulator", 1000),
+        ("tensorflow", "pathwise-function", "pathwise", 1000),
+    ]
+    torch = said[0]
+    assert torch["warm_ratio"] == pytest.approx(0.000338 / 0.000413, rel=1e-3)
+    assert (torch["compiled_ratio"], torch["eager_ratio"]) == pytest.approx((1.292244, 2.348051))
+    # Where the eager twin did not run at the variant's size (PyTorch's pathwise ran at 10,000
+    # only), or failed there, the variant is left out.
+    names = [p["compiled"] for p in chapter.compiled_beside_eager(
+        _drop(small, "torch", "pathwise", 1000))]  # fmt: skip
+    assert "compiled-pathwise" not in names and "pathwise-function" in names
+    df = small.copy()
+    _set(df, "tensorflow", "pathwise", 1000, status="timeout")
+    names = [p["compiled"] for p in chapter.compiled_beside_eager(df)]
+    assert names == ["compiled-pathwise", "forward-accumulator-function"]
+
+
+def test_compiled_variants_and_their_eager_counterparts(small):
+    df = small
+    pairs = {(fw, c): e for fw in FRAMEWORKS for c, e in registry.compiled_variants(fw)}
+    assert pairs["torch", "compiled-jvp"] == "jvp"
+    assert pairs["torch", "compiled-pathwise"] == "pathwise"
+    assert pairs["tensorflow", "pathwise-function"] == "pathwise"
+    assert pairs["tensorflow", "forward-accumulator-xla"] == "forward-accumulator"
+    jax = {c: e for (fw, c), e in pairs.items() if fw == "jax"}
+    assert set(jax) == {s.name for s in registry.by_framework("jax", "gbm")}
+    assert set(jax.values()) == {None}  # JAX runs jitted only: no eager twin to invent
+    assert ("torch", "pathwise") not in pairs
+    assert chapter.compiled_pairs() == [(fw, e, c) for (fw, c), e in pairs.items() if e]
+
+    prices = {
+        (p["framework"], p["strategy"], p["paths"]): p for p in compilation.compile_prices(df, 1000)
+    }
+    p = prices["torch", "compiled-pathwise", 1000]
+    assert p["compile"] == pytest.approx(p["cold"] - p["warm"])
+    assert p["break_even"] == compilation.break_even(p["cold"], p["warm"], p["eager_cold"],
+                                                     p["eager_warm"])  # fmt: skip
+    assert prices["jax", "pathwise", 1000]["eager"] is None
+    assert ("jax", "pathwise", 10_000) in prices  # the largest N it ran
+
+
+# --- the price of compilation -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cold_c", "warm_c", "cold_e", "warm_e", "calls"),
+    [
+        (0.5, 0.1, 1.0, 0.2, 1),  # cheaper from the start
+        (0.5, 0.3, 1.0, 0.2, 1),  # its first call alone is already cheaper
+        (1.0, 0.125, 0.5, 0.25, 6),  # 1 + 4/8 = 0.5 + 4/4: a tie at 5 calls, ahead at 6
+        (2.0, 0.25, 0.5, 0.5, 8),
+        (2.46, 0.00034, 0.0065, 0.00041, 35_052),
+        (1.0, 0.2, 0.5, 0.2, None),  # same warm time, dearer first call: never
+        (1.0, 0.3, 0.5, 0.2, None),
+    ],
+)
+def test_break_even_on_made_up_numbers(cold_c, warm_c, cold_e, warm_e, calls):
+    assert compilation.break_even(cold_c, warm_c, cold_e, warm_e) == calls
+    if calls is not None:  # the definition, call by call
+
+        def total(cold, warm, n):
+            return cold + (n - 1) * warm
+
+        assert total(cold_c, warm_c, calls) < total(cold_e, warm_e, calls)
+        assert calls == 1 or total(cold_c, warm_c, calls - 1) >= total(cold_e, warm_e, calls - 1)
+
+
+def _first_call_ahead(c: pd.Series, e: pd.Series) -> int:
+    """The break-even call counted one call at a time."""
+    c1, cw, e1, ew = (float(r[k]) for r in (c, e) for k in ("cold_s", "warm_median_s"))
+    n = 1
+    while c1 + (n - 1) * cw >= e1 + (n - 1) * ew:
+        n += 1
+    return n
+
+
+def test_when_compiled_pathwise_gradients_overtake_their_eager_selves(small):
+    prices = compilation.compile_prices(small, 1000)
+    torch = _first_call_ahead(_row(small, "torch", "compiled-pathwise", 1000),
+                              _row(small, "torch", "pathwise", 1000))  # fmt: skip
+    tf = _first_call_ahead(_row(small, "tensorflow", "pathwise-function", 1000),
+                           _row(small, "tensorflow", "pathwise", 1000))  # fmt: skip
+    assert torch > 10_000 and tf == 9
+    said = compilation.overtakes(prices, "torch", "compiled-pathwise")
+    assert said == f"from call {torch:,} at N = 1,000"
+    assert (
+        compilation.overtakes(prices, "tensorflow", "pathwise-function")
+        == "from call 9 at N = 1,000"
+    )
+    assert compilation.overtakes(prices, "jax", "pathwise") is None  # no eager twin
+    assert compilation.overtakes(prices, "torch", "compiled-jvp") is None  # not measured
+    # A first call cheaper than the eager one's: from the first call.
+    df = small.copy()
+    _set(df, "torch", "compiled-pathwise", 1000, cold_s=0.005)
+    prices = compilation.compile_prices(df, 1000)
+    assert compilation.overtakes(prices, "torch", "compiled-pathwise") == (
+        "from the first call at N = 1,000"
+    )
+
+
+def test_compile_price_cells_and_phrases():
+    price = {"eager": "pathwise", "break_even": 35_052}
+    assert compilation.beats_eager(price) == "from call 35,052"
+    assert compilation.break_even_cell(price) == "35,052"
+    assert compilation.beats_eager(price | {"break_even": 1}) == "from the first call"
+    assert compilation.beats_eager(price | {"break_even": None}) == "never"
+    assert compilation.break_even_cell(price | {"break_even": None}) == "never"
+    assert compilation.break_even_cell({"eager": None, "break_even": None}) == "no eager variant"
+    assert compilation.time_pair(2.46, 0.0065) == "2.46\u00a0s / 6.5\u00a0ms"
+    assert compilation.time_pair(2.46, None) == "2.46\u00a0s"
+
+
+def test_the_cheapest_and_dearest_compile_at_the_comparison_size(small):
+    prices = compilation.compile_prices(small, 1000)
+    low, high = compilation.compile_extremes(prices, 1000)
+    # From the rows: TensorFlow's pathwise-function compiles in 0.159 - 0.001 s, PyTorch's
+    # compiled-pathwise in 2.459 - 0.0003 s; every other compiled row lies between.
+    assert (low["framework"], low["strategy"]) == ("tensorflow", "pathwise-function")
+    assert low["compile"] == pytest.approx(0.159231 - 0.000882, rel=1e-5)
+    assert (high["framework"], high["strategy"]) == ("torch", "compiled-pathwise")
+    assert chapter.named(low) == "TensorFlow's pathwise-function"
+    assert chapter.named(None) == "–"
+    assert compilation.compile_extremes(prices, 5) == (None, None)
+
+
+def test_a_tie_in_the_cheapest_compile_goes_to_the_first_and_a_cheaper_one_wins(small):
+    # A tie: the first in the registry's order (TensorFlow before JAX); then JAX's jvp cheaper.
+    df = small.copy()
+    _set(df, "tensorflow", "pathwise-function", 1000, cold_s=0.5, warm_median_s=0.25)
+    _set(df, "jax", "jvp", 1000, cold_s=0.5, warm_median_s=0.25)
+    low, _ = compilation.compile_extremes(compilation.compile_prices(df, 1000), 1000)
+    assert (low["framework"], low["strategy"]) == ("tensorflow", "pathwise-function")
+    _set(df, "jax", "jvp", 1000, cold_s=0.4)
+    low, _ = compilation.compile_extremes(compilation.compile_prices(df, 1000), 1000)
+    assert (low["framework"], low["strategy"]) == ("jax", "jvp")
+
+
+# --- accuracy ---------------------------------------------------------------------------------
+
+
+def test_the_largest_error_at_a_size(small):
+    # numpy's finite differences have the largest error (2.4e-05); of the differentiating
+    # strategies, the question's TensorFlow program (1.2e-06).
+    assert accuracy.largest_error(small, 1000) == pytest.approx(2.403067e-05, rel=1e-6)
+    ad = accuracy.largest_error(small, 1000, ("torch", "tensorflow", "jax"))
+    assert ad == pytest.approx(1.21936e-06, rel=1e-5)
+    df = small.copy()
+    _set(df, "numpy", "finite-difference", 1000, status="timeout")
+    assert accuracy.largest_error(df, 1000) == pytest.approx(ad)
+    assert accuracy.largest_error(small, 5) is None
+
+
+def _norm_cdf(x: float) -> float:
+    return 0.5 * (1 + math.erf(x / math.sqrt(2)))
+
+
+def test_the_standard_errors_of_an_at_the_money_calls_greeks():
+    # By quadrature over W_T ~ N(0, T): per path, delta 1{S_T > S0} S_T / S0 and vega
+    # 1{S_T > S0} S_T (W_T - sigma T); their relative standard error over N paths.
+    s0, vol, mu, t, n = 100.0, 0.2, 0.03, 1.0, 10_000
+    w = np.linspace(-8, 8, 200_001)
+    density = np.exp(-w * w / 2) / math.sqrt(2 * math.pi) * (w[1] - w[0])
+    s = s0 * np.exp((mu - vol * vol / 2) * t + vol * w)
+    expected = {}
+    for name, x in (("delta", (s > s0) * s / s0), ("vega", (s > s0) * s * (w - vol * t))):
+        mean, second = (density * x).sum(), (density * x * x).sum()
+        expected[name] = math.sqrt(second - mean * mean) / math.sqrt(n) / mean
+    # The delta's mean is e^(mu T) N(d1), d1 = (mu + sigma^2 / 2) sqrt(T) / sigma.
+    d1 = (mu + vol * vol / 2) / vol
+    delta = (density * (s > s0) * s / s0).sum()
+    assert delta == pytest.approx(math.exp(mu) * _norm_cdf(d1), rel=1e-4)
+    se = accuracy.standard_errors(n)
+    assert se["paths"] == n
+    assert se["delta"] == pytest.approx(expected["delta"], rel=0.05)  # a sample of 10^4 paths
+    assert se["vega"] == pytest.approx(expected["vega"], rel=0.05)
+    assert f"{se['delta']:.1%}" == "1.0%"
+
+
+def test_the_cheapest_automatic_differentiation_at_a_size(small):
+    # At 1,000 the lowest AD ratio is TensorFlow's pathwise-function (1.14×); numpy's closed
+    # form (0.65×) is not automatic differentiation.
+    cheapest = accuracy.cheapest_ad(small, 1000)
+    assert (cheapest["framework"], cheapest["strategy"]) == ("tensorflow", "pathwise-function")
+    assert accuracy.cheapest_ad(small, None) is None
+    assert accuracy.cheapest_ad(small, 5) is None
+    # A tie: the first in framework order (jax before tensorflow).
+    df = small.copy()
+    _set(df, "jax", "jvp", 1000, ratio_median=_row(df, "tensorflow", "pathwise-function", 1000)[
+        "ratio_median"])  # fmt: skip
+    assert accuracy.cheapest_ad(df, 1000)["strategy"] == "jvp"
+    # A failed row is no candidate; a cheaper row is the pick.
+    df = small.copy()
+    _set(df, "tensorflow", "pathwise-function", 1000, status="memory-cap")
+    assert chapter.named(accuracy.cheapest_ad(df, 1000)) == "PyTorch's compiled-pathwise"  # 1.29×
+    _set(df, "torch", "pathwise", 1000, ratio_median=0.5)
+    assert chapter.named(accuracy.cheapest_ad(df, 1000)) == "PyTorch's pathwise"
+
+
+def test_the_pathwise_trick_matches_a_jvp_until_the_paths_are_coupled():
+    check = accuracy.pathwise_check(1000)
+    assert check["gbm"] < 1e-5  # float32 rounding
+    assert check["vmap"] < 1e-5
+    assert check["normalised"] > 0.5  # the coupling changes the column, silently
+
+
+# --- the allocator ------------------------------------------------------------------------------
+
+
+def _allocator_rows(df):
+    """The fixture with PyTorch's default loop (grad-loop's row relabelled) at N = 1,000 under
+    each allocator, and the question's program under glibc-mmap."""
+    base = df[_at(df, "torch", "grad-loop", 1000)].iloc[0]
+    made = []
+    for alloc, peak, warm in (("glibc", 100, 1.0), ("glibc-mmap", 10, 3.0), ("jemalloc", 20, 1.1)):
+        made.append(base.copy())
+        made[-1][["strategy", "allocator", "peak_over_inputs", "warm_median_s"]] = (
+            "functional-loop", alloc, peak * MIB, warm)  # fmt: skip
+    question = df[_at(df, "torch", "question", 1000)].iloc[0].copy()
+    question["allocator"] = "glibc-mmap"
+    return pd.concat([df, pd.DataFrame([*made, question])], ignore_index=True)
+
+
+def test_the_allocator_factor_is_not_measured_without_other_allocators(small):
+    assert chapter.allocator_loops(small) == [] and chapter.allocator_size(small) is None
+    assert chapter.under_allocators(small) == {}
+    effect = chapter.allocator_effect(small)
+    assert set(effect["peak"].values()) == {None}
+    assert set(effect["time_over_glibc"].values()) == {None}
+
+
+def test_the_default_loop_under_each_allocator(small):
+    df = _allocator_rows(small)
+    assert chapter.allocator_loops(df) == [("torch", "question"), ("torch", "functional-loop")]
+    assert chapter.allocator_size(df) == 1000
+    assert list(chapter.under_allocators(df)) == [
+        ("question", "glibc"), ("question", "glibc-mmap"), ("functional-loop", "glibc"),
+        ("functional-loop", "glibc-mmap"), ("functional-loop", "jemalloc"),
+    ]  # fmt: skip
+    effect = chapter.allocator_effect(df)
+    assert effect["peak"] == {"glibc": 100 * MIB, "glibc-mmap": 10 * MIB, "jemalloc": 20 * MIB}
+    assert effect["time_over_glibc"] == pytest.approx({"glibc-mmap": 3.0, "jemalloc": 1.1})
+
+
+def test_a_missing_or_failed_allocator_row_is_not_measured(small):
+    df = _allocator_rows(small)
+    effect = chapter.allocator_effect(
+        df[~_at(df, "torch", "functional-loop", allocator="jemalloc")]
+    )
+    assert effect["peak"]["jemalloc"] is None and effect["time_over_glibc"]["jemalloc"] is None
+    assert effect["peak"]["glibc-mmap"] == 10 * MIB
+    df.loc[_at(df, "torch", "functional-loop", allocator="glibc-mmap"), "status"] = "memory-cap"
+    effect = chapter.allocator_effect(df)
+    assert effect["peak"]["glibc-mmap"] is None and effect["time_over_glibc"]["glibc-mmap"] is None
+    assert ("functional-loop", "glibc-mmap") in chapter.under_allocators(df)  # shown, failed
+    # Without glibc's row there is nothing to set the other times against.
+    effect = chapter.allocator_effect(df[~_at(df, "torch", "functional-loop", allocator="glibc")])
+    assert effect["time_over_glibc"] == {"glibc-mmap": None, "jemalloc": None}
+
+
+def test_the_allocator_size_is_the_largest_n_measured_under_another_allocator(small):
+    # The question's program under jemalloc at 3,000 moves the size, where the loop has no row.
+    df = _allocator_rows(small)
+    row = df[_at(df, "torch", "question", 1000, allocator="glibc-mmap")].iloc[0].copy()
+    row[["paths", "allocator"]] = (3000, "jemalloc")
+    df = pd.concat([df, pd.DataFrame([row])], ignore_index=True)
+    assert chapter.allocator_size(df) == 3000
+    assert list(chapter.under_allocators(df)) == [("question", "jemalloc")]
+    assert set(chapter.allocator_effect(df)["peak"].values()) == {None}
+
+
+# --- why such a difference ----------------------------------------------------------------------
+
+
+def test_the_question_against_the_fastest_strategy_and_the_pathwise_gradient(small):
+    # PyTorch at 1,000: the question's 0.351 s against compiled-pathwise's 0.338 ms.
+    question = _row(small, "torch", "question", 1000)["warm_median_s"]
+    fastest = _row(small, "torch", "compiled-pathwise", 1000)["warm_median_s"]
+    assert chapter.question_speedup(small, "torch", 1000) == pytest.approx(question / fastest)
+    df = small.copy()
+    _set(df, "torch", "pathwise", 1000, warm_median_s=0.0001)
+    assert chapter.question_speedup(df, "torch", 1000) == pytest.approx(question / 0.0001)
+    _set(df, "torch", "question", 1000, status="timeout")
+    assert chapter.question_speedup(df, "torch", 1000) is None
+    # TensorFlow at 1,000: the question's peak beyond the inputs over pathwise's.
+    assert chapter.question_memory_over_pathwise(small, "tensorflow", 1000) == pytest.approx(
+        473604096 / 4333568
+    )
+    df = small.copy()
+    _set(df, "tensorflow", "pathwise", 1000, peak_over_inputs=0)
+    assert chapter.question_memory_over_pathwise(df, "tensorflow", 1000) is None
+    assert chapter.question_memory_over_pathwise(small, "tensorflow", 10_000) is None  # skipped
+
+
+def test_vectorized_reverse_mode_against_the_loop_it_batches(small):
+    torch = chapter.vectorized_against_loop(small, "torch", "jacrev", 1000)
+    assert (torch["vectorized"], torch["loop"]) == pytest.approx((0.856163, 0.252816), rel=1e-5)
+    assert torch["phrase"] == "3.4 times slower"  # 0.856 / 0.253
+    jax = chapter.vectorized_against_loop(small, "jax", "jacrev", 1000)
+    assert jax["phrase"] == "10.6 times slower"  # 0.722 / 0.068
+    tf = chapter.vectorized_against_loop(small, "tensorflow", "tape-jacobian-pfor", 1000)
+    assert tf["loop"] is None and tf["phrase"] == "no comparison in this profile"
+    df = small.copy()
+    _set(df, "torch", "jacrev", 1000, warm_median_s=0.1)
+    assert chapter.vectorized_against_loop(df, "torch", "jacrev", 1000)["phrase"] == (
+        "2.5 times faster"  # 0.253 / 0.1
+    )
+
+
+# --- blocks of paths ----------------------------------------------------------------------------
+
+
+def test_the_path_array_and_the_block_at_ten_to_the_eight_paths():
+    assert blocked.path_array_bytes() == 53 * 10**8 * 4  # 19.7 GiB
+    b = blocked.default_block()
+    assert b == 65_536 and b % memory_model.BLOCK_ROUND == 0
+    assert memory_model.BLOCK_ARRAYS * 53 * b * 4 <= 256 * MIB  # within the default budget
+
+
+def _blocked_rows(df):
+    """JAX's jvp rows of the small results fixture relabelled as blocked-jvp at N x 1,000."""
+    rows = df[(df["framework"] == "jax") & (df["strategy"] == "jvp")].copy()
+    rows["strategy"] = "blocked-jvp"
+    rows["paths"] = rows["paths"] * 1000
+    return rows
+
+
+def test_the_chapter_says_not_measured_where_no_blocked_row_is(small):
+    said = blocked.summary(small, "jax", "blocked-jvp")
+    assert said["twin"] == "jvp" and said["twin_n"] == "1,000"
+    assert said["n"] == said["peak"] == said["ratio"] == NOT_MEASURED
+    assert len(blocked.table(small)) == 6
+    assert blocked.furthest(small, "jax") is None
+    assert blocked.phrase(small, "jax") == NOT_MEASURED
+
+
+def test_the_chapter_reads_the_blocked_strategy_at_its_largest_n(small):
+    rows = _blocked_rows(small)
+    df = pd.concat([small, rows], ignore_index=True)
+    said = blocked.summary(df, "jax", "blocked-jvp")
+    # The jvp row at 1,000 became blocked-jvp at 1,000,000: its peak there, and at 10^6.
+    peak = rows["peak"].iloc[0]
+    assert said["n"] == "1,000,000"
+    assert said["peak"] == said["peak_1e6"] == f"{peak / MIB:.1f} MiB"
+    assert blocked.furthest(df, "jax") == "blocked-jvp"
+    assert blocked.phrase(df, "jax").startswith("blocked-jvp to N = 1,000,000: ")
+    # Of two blocked strategies at the same N, the lower ratio; then the one that went further.
+    other = rows.copy()
+    other["strategy"] = "blocked-pathwise"
+    other["ratio_median"] = rows["ratio_median"] / 2
+    both = pd.concat([df, other], ignore_index=True)
+    assert blocked.furthest(both, "jax") == "blocked-pathwise"
+    both.loc[both["strategy"] == "blocked-pathwise", "status"] = "timeout"
+    assert blocked.furthest(both, "jax") == "blocked-jvp"
