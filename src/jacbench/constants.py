@@ -16,6 +16,10 @@ DTYPES = ("float32", "float64")
 # and the worker both use it: a larger error makes a measurement an error row, not a time).
 TOLERANCE = {"float32": 1e-4, "float64": 1e-10}
 
+# The allocators a case can run under: glibc's malloc as it comes, glibc with its mmap threshold
+# fixed at 64 KiB (every larger block a mapping of its own, returned when freed), and jemalloc.
+ALLOCATORS = ("glibc", "glibc-mmap", "jemalloc")
+
 # What became of one measurement.
 STATUSES = ("ok", "memory-cap", "timeout", "error", "skipped-predicted")
 

@@ -276,14 +276,14 @@ def test_the_fastest_strategy_follows_the_rows(small):
     pathwise = _at(small, framework="torch", strategy="pathwise", paths=10_000)
     # The question's program is never the pick, however fast.
     df = _set(small.copy(), _torch_question(small, 10_000), status="ok", warm_median_s=1e-6)
-    assert question.fastest_strategy(df, "torch", 10_000)["strategy"] == "pathwise"
+    assert queries.best(df, "torch", 10_000)["strategy"] == "pathwise"
     # A faster jvp becomes the pick; at a tie the first in name order stays it.
     for seconds in (0.001, small.loc[pathwise, "warm_median_s"]):
         df = _set(small.copy(), jvp, warm_median_s=seconds)
-        assert question.fastest_strategy(df, "torch", 10_000)["strategy"] == "jvp"
+        assert queries.best(df, "torch", 10_000)["strategy"] == "jvp"
     # pathwise killed at its cap: jvp is the fastest that ran.
     df = _set(small.copy(), pathwise, status="memory-cap", warm_median_s=None)
-    assert question.fastest_strategy(df, "torch", 10_000)["strategy"] == "jvp"
+    assert queries.best(df, "torch", 10_000)["strategy"] == "jvp"
     assert all(row is None for row in question.fastest(small, 5000).values())
 
 

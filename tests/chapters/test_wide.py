@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from jacbench.measure import crossover as tall_to_wide
-from jacbench.report import formats
+from jacbench.report import formats, queries
 from jacbench.report.chapters import wide
 from jacbench.strategies import registry
 
@@ -183,10 +183,10 @@ def test_tensorflow_s_default_against_its_loop_and_its_compiled_variant(small):
 
 def test_the_largest_n_a_strategy_ran_skips_the_sizes_it_did_not(small):
     # JAX's jacfwd ran at n = 1,000 and was skipped at 100,000; PyTorch's never ran.
-    assert wide.largest_ok(small, "jax", "jacfwd")["inputs"] == 1000
-    assert wide.largest_ok(small, "torch", "jacfwd") is None
+    assert queries.largest_ok(small, "jax", "jacfwd", "moments")["inputs"] == 1000
+    assert queries.largest_ok(small, "torch", "jacfwd", "moments") is None
     df = _moments(small, "torch", {"jacfwd": 0.5}, n=16_000)
-    assert wide.largest_ok(df, "torch", "jacfwd")["inputs"] == 16_000
+    assert queries.largest_ok(df, "torch", "jacfwd", "moments")["inputs"] == 16_000
 
 
 def test_create_graph_is_read_at_the_largest_n_both_loops_ran(small):

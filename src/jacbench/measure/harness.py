@@ -20,11 +20,10 @@ from typing import Any
 
 import psutil
 
-from jacbench.constants import GIB
+from jacbench.constants import ALLOCATORS, GIB
 from jacbench.errors import UsageError
 from jacbench.measure.worker import thread_environment
 
-ALLOCATORS = ("glibc", "glibc-mmap", "jemalloc")
 JEMALLOC_PATHS = (
     "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
     "/usr/lib/aarch64-linux-gnu/libjemalloc.so.2",

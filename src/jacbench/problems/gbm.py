@@ -34,6 +34,11 @@ class GBMParams:
     dtype: str = "float32"
     chunk_size: int = 256
 
+    @property
+    def path_array_bytes(self) -> int:
+        """Bytes of one path array: the (M + 1) x N simulated values in the case's dtype."""
+        return (self.steps + 1) * self.paths * np.dtype(self.dtype).itemsize
+
     def validate(self) -> GBMParams:
         """Raise UsageError naming the first bad field."""
         if self.paths < 1:

@@ -73,12 +73,16 @@ def fastest(rows: pd.DataFrame) -> pd.Series | None:
 
 
 def best(
-    df: pd.DataFrame, framework: str, paths: int, exclude: tuple = ("question",)
+    df: pd.DataFrame, framework: str, paths: int, candidates_only: bool = True
 ) -> pd.Series | None:
-    """The fastest correct strategy of a framework at N (warm median), the question's program
-    left out unless exclude is emptied."""
+    """The fastest correct strategy of a framework at N (warm median); by default one that a
+    recommendation may pick (the registry's candidates: the question's programs left out)."""
     rows = gbm(df, framework=framework, paths=paths, status="ok")
-    return fastest(rows[~rows["strategy"].isin(list(exclude))])
+    if candidates_only:
+        names = zip(rows["framework"], rows["strategy"], strict=True)
+        pick = pd.Series([parse(*name).record.candidate for name in names], index=rows.index)
+        rows = rows[pick.astype(bool)]
+    return fastest(rows)
 
 
 def simulation(df: pd.DataFrame, framework: str, execution: str, paths: int) -> pd.Series | None:
@@ -110,9 +114,13 @@ def largest_common(df: pd.DataFrame, framework: str, strategies: list[str]) -> i
     return max(sizes) if sizes else None
 
 
-def largest_ok(df: pd.DataFrame, framework: str, strategy: str) -> pd.Series | None:
-    """A strategy's row at the largest N it ran correctly."""
-    rows = gbm(df, framework=framework, strategy=strategy, status="ok")
+def largest_ok(
+    df: pd.DataFrame, framework: str, strategy: str, problem: str = "gbm"
+) -> pd.Series | None:
+    """A strategy's row at the largest size it ran correctly: N for the GBM, n for the moments
+    problems."""
+    conditions = {"framework": framework, "strategy": strategy, "status": "ok"}
+    rows = gbm(df, **conditions) if problem == "gbm" else wide(df, problem, **conditions)
     return rows.iloc[-1] if len(rows) else None
 
 

@@ -20,7 +20,7 @@ LARGE_N = 10**8
 
 def path_array_bytes(paths: int = LARGE_N, steps: int = 52, dtype: str = "float32") -> int:
     """The bytes of one (M+1) x N path array: 21,200,000,000 (19.7 GiB) at N = 10^8 in float32."""
-    return (steps + 1) * paths * np.dtype(dtype).itemsize
+    return GBMParams(paths=paths, steps=steps, dtype=dtype).path_array_bytes
 
 
 def default_block(paths: int = LARGE_N, steps: int = 52, dtype: str = "float32") -> int:

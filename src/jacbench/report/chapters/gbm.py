@@ -7,10 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from jacbench.constants import FRAMEWORK_NAMES, FRAMEWORKS
+from jacbench.constants import ALLOCATORS, FRAMEWORK_NAMES, FRAMEWORKS
 from jacbench.problems import gbm
 from jacbench.report import formats, queries
-from jacbench.report.chapters.reproduced import ALLOCATORS
 from jacbench.strategies import registry
 
 # The question's programs, as the registry names them (one per framework that has one).

@@ -5,13 +5,12 @@ stopped it."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from jacbench.constants import FRAMEWORK_NAMES, FRAMEWORKS
+from jacbench.constants import ALLOCATORS, FRAMEWORK_NAMES, FRAMEWORKS
+from jacbench.problems.gbm import GBMParams
 from jacbench.report import formats, queries
 from jacbench.report.chapters.reproduced import (
-    ALLOCATORS,
     AS_ASKED,
     QUESTION_N,
     STANDARD_ONLY,
@@ -82,7 +81,8 @@ def mmap_against_jemalloc(df: pd.DataFrame, paths: int = QUESTION_N) -> str:
 def path_array_bytes(paths: int = QUESTION_N) -> int:
     """Bytes of one path array of the question's program, (M + 1) x N values in float32: the
     size of the buffers each of PyTorch's N backward passes allocates and frees."""
-    return (AS_ASKED["steps"] + 1) * paths * np.dtype(AS_ASKED["dtype"]).itemsize
+    asked = GBMParams(paths=paths, steps=AS_ASKED["steps"], dtype=AS_ASKED["dtype"])
+    return asked.path_array_bytes
 
 
 def tensorflow_predicted_peak(df: pd.DataFrame, paths: int = QUESTION_N) -> float:
@@ -114,16 +114,9 @@ def finished(df: pd.DataFrame, framework: str, paths: int) -> pd.Series | None:
 # --- The fastest strategies against it -------------------------------------------------------
 
 
-def fastest_strategy(df: pd.DataFrame, framework: str, paths: int) -> pd.Series | None:
-    """The fastest correct strategy of a framework at N (warm median) that a recommendation may
-    pick (the question's programs left out), or None."""
-    left_out = tuple(s.name for s in registry.by_framework(framework) if not s.candidate)
-    return queries.best(df, framework, paths, exclude=left_out)
-
-
 def fastest(df: pd.DataFrame, paths: int = QUESTION_N) -> dict[str, pd.Series | None]:
     """The fastest strategy of every framework at N (None where none ran correctly)."""
-    return {fw: fastest_strategy(df, fw, paths) for fw in FRAMEWORKS}
+    return {fw: queries.best(df, fw, paths) for fw in FRAMEWORKS}
 
 
 def reference(df: pd.DataFrame, framework: str, paths: int = QUESTION_N) -> pd.Series | None:
@@ -182,7 +175,7 @@ def against(best: pd.Series | None, ref: pd.Series | None, framework: str) -> st
 def speedup(df: pd.DataFrame, framework: str, paths: int = QUESTION_N) -> str:
     """The fastest strategy of a framework at N by name, against the question's program:
     'pathwise (9680× faster than the question's program under glibc-mmap, ...)'."""
-    best = fastest_strategy(df, framework, paths)
+    best = queries.best(df, framework, paths)
     vs = against(best, reference(df, framework, paths), framework)
     return f"{best['strategy']} ({vs})" if best is not None else vs
 
@@ -206,7 +199,7 @@ def speedups(df: pd.DataFrame, paths: int = QUESTION_N) -> pd.DataFrame:
     PyTorch program."""
     rows = []
     for fw in AGAINST:
-        best = fastest_strategy(df, fw, paths)
+        best = queries.best(df, fw, paths)
         if fw == "torch":
             refs = [program(df, "torch", paths, a) for a in ALLOCATORS]
             refs = [r for r in refs if r is not None] or [None]

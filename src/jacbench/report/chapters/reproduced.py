@@ -16,14 +16,13 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from jacbench.constants import FRAMEWORK_NAMES, GIB
+from jacbench.constants import ALLOCATORS, FRAMEWORK_NAMES, GIB
 from jacbench.report import formats, queries
 
 QUESTION_N = 10_000
 SMALL_N = 1_000  # the largest of the question's "N <= 1,000"
 # The question's program as it asked it: its own code, M = 52 steps, float32.
 AS_ASKED = {"problem": "gbm", "strategy": "question", "steps": 52, "dtype": "float32"}
-ALLOCATORS = ("glibc", "glibc-mmap", "jemalloc")
 # The cases the quick profile leaves out (it keeps its caps small and its sweep short).
 STANDARD_ONLY = "measured in the standard profile only"
 MB = 10**6

@@ -5,7 +5,6 @@ against its memory model at one size."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from jacbench.problems.gbm import GBMParams
@@ -35,7 +34,7 @@ def reverse_memory(params: GBMParams, strategy: registry.Strategy) -> dict[str, 
     """What reverse mode holds for a GBM case, in bytes: one path array ((M + 1) x N numbers,
     the size of one cotangent), a batch of N of them (vectorized), a chunk of them (chunked),
     and a vectorized strategy's model of it: its batch coefficient and predicted peak."""
-    path_array = (params.steps + 1) * params.paths * np.dtype(params.dtype).itemsize
+    path_array = params.path_array_bytes
     chunk = min(params.chunk_size, params.paths)
     model = strategy.memory
     return {

@@ -178,12 +178,6 @@ def compiled_phrase(compiled: pd.Series | None, eager: pd.Series | None) -> str:
     )
 
 
-def largest_ok(df: pd.DataFrame, framework: str, strategy: str) -> pd.Series | None:
-    """A strategy's moments row at the largest n it ran correctly, or None."""
-    rows = queries.wide(df, framework=framework, strategy=strategy, status="ok")
-    return rows.iloc[-1] if len(rows) else None
-
-
 class CreateGraph(NamedTuple):
     """The loop of gradients without and with create_graph=True at the largest n both ran:
     warm times, their ratio and peaks beyond the inputs (all None where no n has both)."""

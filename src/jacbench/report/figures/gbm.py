@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from jacbench.constants import AD_FRAMEWORKS
+from jacbench.constants import AD_FRAMEWORKS, ALLOCATORS
 from jacbench.measure.targets import SimulationTarget
 from jacbench.report.data import records
 from jacbench.report.figures.panels import PANEL_HEIGHT, SCALING_WIDTH, scaling
@@ -97,7 +97,7 @@ def cold_warm(df: pd.DataFrame, paths: int, dtype: str = "float32"):
 def allocator_effect(df: pd.DataFrame, strategies: list[tuple[str, str]], paths: int):
     """Peak memory and warm time of looping strategies under each allocator."""
     style()
-    allocs = ["glibc", "glibc-mmap", "jemalloc"]
+    allocs = ALLOCATORS
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(WIDTH, 3.2))
     width = 0.8 / len(allocs)
     for i, alloc in enumerate(allocs):

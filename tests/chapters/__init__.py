@@ -1,0 +1,1 @@
+"""Tests of the chapters' computations (report.chapters), one file per module."""
