@@ -208,8 +208,8 @@ def test_create_graph_is_read_at_the_largest_n_both_loops_ran(small):
 # --- Hessians and the per-path Greeks --------------------------------------------------------
 
 
-def test_the_hessian_rows_carry_their_method_and_kind(small):
-    second = wide.hessian_rows(small)
+def test_the_second_order_rows_carry_their_method_and_kind(small):
+    second = queries.second_order(small, "moments")
     columns = second[["method", "kind", "inputs", "status"]].astype({"status": str})
     shown = set(columns.itertuples(index=False, name=None))
     assert shown == {
@@ -221,7 +221,7 @@ def test_the_hessian_rows_carry_their_method_and_kind(small):
 
 
 def test_the_skipped_count_and_the_fastest_hvp(small):
-    second = wide.hessian_rows(small)
+    second = queries.second_order(small, "moments")
     assert wide.skipped_dense(second, N) == "1 dense methods"
     assert wide.skipped_dense(second, 1000) == "no dense method (none was tried)"
     best = wide.fastest_hvp(second, N)
@@ -233,12 +233,14 @@ def test_the_fastest_hvp_follows_the_times_a_tie_to_the_first_framework(small):
     jax_hvp = small[small["strategy"] == "second:hvp"].iloc[0]
     df = _add(small, framework="torch", strategy="second:hvp", target="second",
               warm_median_s=jax_hvp["warm_median_s"])  # fmt: skip
-    assert wide.fastest_hvp(wide.hessian_rows(df), N)["framework"] == "jax"  # a tie: by name
+    assert (
+        wide.fastest_hvp(queries.second_order(df, "moments"), N)["framework"] == "jax"
+    )  # a tie: by name
     df = _add(small, framework="torch", strategy="second:hvp", target="second", warm_median_s=1e-5)
-    assert wide.fastest_hvp(wide.hessian_rows(df), N)["framework"] == "torch"
+    assert wide.fastest_hvp(queries.second_order(df, "moments"), N)["framework"] == "torch"
     failed = _add(small, framework="torch", strategy="second:hvp", target="second",
                   warm_median_s=1e-5, status="timeout")  # fmt: skip
-    assert wide.fastest_hvp(wide.hessian_rows(failed), N)["framework"] == "jax"
+    assert wide.fastest_hvp(queries.second_order(failed, "moments"), N)["framework"] == "jax"
 
 
 def test_the_greeks_errors_are_the_largest_per_dtype(small):

@@ -43,11 +43,22 @@ def wide(df: pd.DataFrame, problem: str = "moments", **conditions) -> pd.DataFra
     return rows.sort_values(["framework", "strategy", "inputs", "batch", "paths"])
 
 
-def second_order(df: pd.DataFrame, problem: str, **conditions) -> pd.DataFrame:
-    """The second-order methods' rows of a problem (GBM Greeks, moments Hessians)."""
-    return where(df, problem=problem, target="second", **{**BASE, **conditions}).sort_values(
+def second_order(
+    df: pd.DataFrame, problem: str, kind: str | tuple | None = None, **conditions
+) -> pd.DataFrame:
+    """The second-order methods' rows of a problem (GBM Greeks, moments Hessians), each with its
+    method's own name (``method``) and its kind (``kind``: dense, hvp, diagonal, greeks); kind
+    keeps one kind, or any of a tuple."""
+    rows = where(df, problem=problem, target="second", **{**BASE, **conditions}).sort_values(
         ["framework", "strategy", "inputs", "batch", "paths"]
     )
+    rows = rows.assign(
+        method=pd.Series(
+            [short_name(r) for _, r in rows.iterrows()], index=rows.index, dtype=object
+        ),
+        kind=pd.Series([kind_of(r) for _, r in rows.iterrows()], index=rows.index, dtype=object),
+    )
+    return rows if kind is None else where(rows, kind=kind)
 
 
 def _first(rows: pd.DataFrame) -> pd.Series | None:
@@ -78,11 +89,15 @@ def best(
     """The fastest correct strategy of a framework at N (warm median); by default one that a
     recommendation may pick (the registry's candidates: the question's programs left out)."""
     rows = gbm(df, framework=framework, paths=paths, status="ok")
-    if candidates_only:
-        names = zip(rows["framework"], rows["strategy"], strict=True)
-        pick = pd.Series([parse(*name).record.candidate for name in names], index=rows.index)
-        rows = rows[pick.astype(bool)]
-    return fastest(rows)
+    return fastest(candidates(rows) if candidates_only else rows)
+
+
+def candidates(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows whose strategy or method a recommendation may pick (the registry's candidate
+    role: not the question's programs, not a loop recording a graph it never uses)."""
+    names = zip(rows["framework"], rows["strategy"], strict=True)
+    pick = pd.Series([parse(*name).record.candidate for name in names], index=rows.index)
+    return rows[pick.astype(bool)]
 
 
 def simulation(df: pd.DataFrame, framework: str, execution: str, paths: int) -> pd.Series | None:

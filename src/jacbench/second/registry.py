@@ -40,6 +40,7 @@ class Method(Unsupported):
     # How a dense method builds the Hessian, in the recommendation's words (from its code).
     how: str = ""
     answer: bool = False  # the answer code prints its builder (Hessian-vector products)
+    candidate: bool = True  # a recommendation may pick it (every method here)
 
     @property
     def key(self) -> str:

@@ -10,9 +10,6 @@ import pandas as pd
 from jacbench.report import formats, queries
 from jacbench.strategies import registry
 
-# The compiler of each compiled execution, as the chapter names it.
-COMPILERS = {"inductor": "torch.compile", "function": "tf.function", "xla": "XLA", "jit": "jax.jit"}
-
 
 def break_even(cold_c: float, warm_c: float, cold_e: float, warm_e: float) -> int | None:
     """The first number of calls n at which the compiled variant's total time is below the
@@ -51,7 +48,6 @@ def compile_prices(df: pd.DataFrame, paths: int) -> list[dict]:
                 both = e is not None
                 out.append({
                     "framework": fw, "strategy": name, "eager": eager, "paths": n,
-                    "compiler": COMPILERS[registry.get(fw, name).engine],
                     "cold": c["cold_s"], "warm": c["warm_median_s"],
                     "compile": c["cold_s"] - c["warm_median_s"],
                     "eager_cold": e["cold_s"] if both else None,

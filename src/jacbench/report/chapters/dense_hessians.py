@@ -19,9 +19,7 @@ def hessian_bytes(n) -> int:
 
 def dense_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The dense Hessian methods' rows of the moments problem, by framework, method and n."""
-    rows = queries.second_order(df, "moments")
-    dense = [queries.kind_of(r) == "dense" for _, r in rows.iterrows()]
-    return rows[pd.Series(dense, index=rows.index, dtype=bool)]
+    return queries.second_order(df, "moments", kind="dense")
 
 
 def counted(finished: pd.DataFrame) -> bool:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
-from jacbench.measure.targets import SecondOrderTarget, parse
+from jacbench.measure.targets import SecondOrderTarget
 from jacbench.report import formats, queries
 from jacbench.report.chapters import question, reproduced
 from jacbench.second import registry as second
@@ -170,31 +170,16 @@ def fd_accuracy(df: pd.DataFrame) -> str:
 # --- The candidates ---------------------------------------------------------------------------
 
 
-def _mask(rows: pd.DataFrame, test) -> pd.Series:
-    """A boolean mask of the rows that pass a test of one row."""
-    return pd.Series([bool(test(r)) for _, r in rows.iterrows()], index=rows.index, dtype=bool)
-
-
-def is_candidate(row: pd.Series) -> bool:
-    """Whether a recommendation may pick the row's strategy (the registry's candidate role:
-    not the question's programs, not a loop recording a graph it never uses); every
-    second-order method is one."""
-    target = parse(row["framework"], row["strategy"])
-    return target.kind == "second" or target.record.candidate
-
-
 def candidates(df: pd.DataFrame) -> pd.DataFrame:
     """Every case of the three shapes of the AD frameworks, whatever became of it, with its
     shape, its growing size and its short name: Hessians as the matrix or by products Hv (the
     diagonal by one product is exact for separable functions only, so not a general pick)."""
     tall = queries.gbm(df).assign(shape=TALL, size=lambda d: d["paths"])
     wide = queries.wide(df, target="strategy").assign(shape=WIDE, size=lambda d: d["inputs"])
-    rows = queries.second_order(df, "moments")
-    hessian = rows[_mask(rows, lambda r: queries.kind_of(r) in ("dense", "hvp"))]
+    hessian = queries.second_order(df, "moments", kind=("dense", "hvp"))
     hessian = hessian.assign(shape=HESSIAN, size=lambda d: d["inputs"])
     found = pd.concat([tall, wide, hessian])
-    found = found[found["framework"].isin(AD_FRAMEWORKS)]
-    found = found[_mask(found, is_candidate)]
+    found = queries.candidates(found[found["framework"].isin(AD_FRAMEWORKS)])
     return found.assign(name=[queries.short_name(r) for _, r in found.iterrows()])
 
 

@@ -208,15 +208,6 @@ def create_graph_cost(df: pd.DataFrame, framework: str = "torch") -> CreateGraph
 # --- Hessians and the per-path Greeks -------------------------------------------------------
 
 
-def hessian_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """The moments problem's second-order rows, each with its method's name and kind."""
-    second = queries.second_order(df, MOMENTS)
-    return second.assign(
-        method=[queries.short_name(r) for _, r in second.iterrows()],
-        kind=[queries.kind_of(r) for _, r in second.iterrows()],
-    )
-
-
 def largest_dense_n(second: pd.DataFrame) -> int | None:
     """The largest n at which a dense Hessian ran correctly, or None."""
     ok = queries.where(second, kind="dense", status="ok")
