@@ -34,11 +34,12 @@ def standard_errors(paths: int = 10_000) -> dict[str, float]:
 
 
 def cheapest_ad(df: pd.DataFrame, paths: int | None) -> pd.Series | None:
-    """The automatic-differentiation strategy with the lowest ratio to its own simulation at N
-    (the first of equals in framework and strategy order), or None (also where N is None)."""
+    """The automatic-differentiation strategy a recommendation may pick with the lowest ratio to
+    its own simulation at N (the first of equals in framework and strategy order), or None
+    (also where N is None)."""
     if paths is None:
         return None
-    rows = queries.gbm(df, framework=AD_FRAMEWORKS, status="ok", paths=paths)
+    rows = queries.candidates(queries.gbm(df, framework=AD_FRAMEWORKS, status="ok", paths=paths))
     rows = rows.dropna(subset=["ratio_median"]).sort_values("ratio_median", kind="stable")
     return rows.iloc[0] if len(rows) else None
 

@@ -11,7 +11,7 @@ import pandas as pd
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
 from jacbench.measure.targets import SecondOrderTarget
 from jacbench.report import formats, queries
-from jacbench.report.chapters import question, reproduced
+from jacbench.report.chapters import accuracy, question, reproduced
 from jacbench.second import registry as second
 from jacbench.strategies import registry
 
@@ -114,8 +114,7 @@ def _finite_difference(df: pd.DataFrame) -> pd.Series | None:
 
 def _ad_at(df: pd.DataFrame, paths: int) -> pd.DataFrame:
     """The AD frameworks' correct strategies at N, the question's programs left out."""
-    rows = queries.gbm(df, paths=paths, status="ok")
-    return rows[rows["framework"].isin(AD_FRAMEWORKS) & (rows["strategy"] != QUESTION)]
+    return queries.candidates(queries.gbm(df, framework=AD_FRAMEWORKS, paths=paths, status="ok"))
 
 
 def fd_cost(df: pd.DataFrame) -> str:
@@ -126,16 +125,15 @@ def fd_cost(df: pd.DataFrame) -> str:
     if fd is None:
         return f"were {formats.NOT_MEASURED}."
     n = int(fd["paths"])
-    ratios = _ad_at(df, n).dropna(subset=["ratio_median"])
-    ratios = ratios.sort_values("ratio_median", kind="stable")
-    if len(ratios):
-        r = ratios.iloc[0]
-        cheapest = (
+    r = accuracy.cheapest_ad(df, n)
+    cheapest = (
+        formats.NOT_MEASURED
+        if r is None
+        else (
             f"{FRAMEWORK_NAMES[r['framework']]}'s {queries.short_name(r)} "
             f"({formats.ratio_with_spread(r)})"
         )
-    else:
-        cheapest = formats.NOT_MEASURED
+    )
     return (
         f"cost {formats.ratio_with_spread(fd)} the numpy simulation's time at N = {n:,}, "
         f"against {cheapest} for the cheapest automatic-differentiation strategy there."
