@@ -1,0 +1,193 @@
+"""The registry's table: every Jacobian strategy as one row of data.
+
+Each row becomes a strategies.registry.Strategy (its fields and roles are documented there);
+adding a strategy is one row here and one builder function in its framework's module. Only
+data: nothing here imports a framework.
+"""
+
+from __future__ import annotations
+
+from jacbench.strategies.memory_model import MemoryModel as M
+
+# The execution of a path-blocked strategy is its framework's execution with this prefix
+# ("blocked-jit"): its simulation baseline is the same simulation, blocked the same way.
+BLOCKED = "blocked-"
+
+
+def _s(framework, name, mode, batching, execution, description, **kw) -> dict:
+    compiled = execution.removeprefix(BLOCKED) in ("function", "xla", "jit", "inductor")
+    return dict(framework=framework, name=name, mode=mode, batching=batching, compiled=compiled,
+                execution=execution, description=description, **kw)  # fmt: skip
+
+
+F32 = ("float32",)
+BOTH = ("gbm", "moments")
+BLOCK_NOTE = (" One block of paths at a time (the normals drawn per block, nothing of size "
+              "M x N held), written into the N x 2 result.")  # fmt: skip
+
+ROWS: tuple[dict, ...] = (
+    # --- PyTorch -------------------------------------------------------------------------
+    # The loops hold one tape at a time: that is their model, measured with glibc-mmap. Under
+    # glibc's default allocator freed per-row buffers stay resident by an amount that jumps
+    # with N (1.6 GiB at N=2,000, 30 MiB at 2,500, 0.9 GiB at 3,000): outside any model, it
+    # is measured as the allocator factor, and the memory cap catches it.
+    _s("torch", "question", "reverse", "loop", "eager",
+       "The question's program as written: normals drawn inside with torch.manual_seed, "
+       "torch.autograd.functional.jacobian with its defaults.", dtypes=F32, faithful=True,
+       memory=M(arrays=11, fixed_mib=8), candidate=False, memory_fitted_under="glibc-mmap"),
+    _s("torch", "functional-loop", "reverse", "loop", "eager",
+       "torch.autograd.functional.jacobian with its defaults: one backward pass per output.",
+       memory=M(arrays=11, fixed_mib=8), problems=BOTH, default=True,
+       memory_fitted_under="glibc-mmap",
+       memory_moments=M(arrays=4.5, fixed_mib=60)),
+    _s("torch", "functional-vectorized", "reverse", "vectorized", "eager",
+       "torch.autograd.functional.jacobian(vectorize=True): all N backward passes in one vmap.",
+       memory=M(batch=3.0, fixed_mib=100), problems=BOTH, vectorizes="functional-loop",
+       memory_moments=M(arrays=7.5, fixed_mib=100)),
+    _s("torch", "functional-forward", "forward", "vectorized", "eager",
+       'torch.autograd.functional.jacobian(strategy="forward-mode", vectorize=True).',
+       memory=M(arrays=11, fixed_mib=100)),
+    _s("torch", "grad-loop", "reverse", "loop", "eager",
+       "One torch.autograd.grad call per output on a retained graph.",
+       memory=M(arrays=11, fixed_mib=8), problems=BOTH, answer="wide",
+       memory_fitted_under="glibc-mmap",
+       memory_moments=M(arrays=5.5, fixed_mib=60)),
+    _s("torch", "batched-backward", "reverse", "vectorized", "eager",
+       "torch.autograd.grad(is_grads_batched=True) with an N x N identity as cotangents.",
+       memory=M(batch=3.0, fixed_mib=100), problems=BOTH,
+       memory_moments=M(arrays=12, fixed_mib=150)),
+    _s("torch", "jacrev", "reverse", "vectorized", "eager",
+       "torch.func.jacrev: vmap over N vector-Jacobian products.",
+       memory=M(batch=3.0, fixed_mib=150), problems=BOTH, vectorizes="grad-loop",
+       memory_moments=M(arrays=6.5, fixed_mib=150)),
+    _s("torch", "jacrev-chunked", "reverse", "chunked", "eager",
+       "torch.func.jacrev with chunk_size: vmap over chunks of VJPs to bound memory.",
+       memory=M(chunk=3.2, fixed_mib=80)),
+    _s("torch", "jacfwd", "forward", "vectorized", "eager",
+       "torch.func.jacfwd: vmap over 2 Jacobian-vector products, one per input.",
+       memory=M(arrays=11, fixed_mib=100), problems=BOTH,
+       memory_moments=M(batch=2.0, fixed_mib=100)),
+    _s("torch", "jvp", "forward", "loop", "eager",
+       "Two torch.func.jvp calls, one per input (spot, vol).",
+       memory=M(arrays=9.5, fixed_mib=100), answer="forward"),
+    _s("torch", "pathwise", "reverse", "single-pass", "eager",
+       "Spot and vol broadcast to per-path tensors; one backward of sum(S_T). Exact because "
+       "path i depends only on its own copy.",
+       memory=M(arrays=6.4, fixed_mib=30), answer="pathwise"),
+    _s("torch", "compiled-jvp", "forward", "loop", "inductor",
+       "The two torch.func.jvp calls compiled with torch.compile (inductor, C++ on CPU).",
+       memory=M(arrays=3, fixed_mib=180), variant_of="jvp"),
+    _s("torch", "compiled-pathwise", "reverse", "single-pass", "inductor",
+       "The pathwise gradient (torch.func.grad of sum(S_T)) compiled with torch.compile.",
+       memory=M(arrays=3, fixed_mib=180), variant_of="pathwise"),
+    _s("torch", "grad-loop-create-graph", "reverse", "loop", "eager",
+       "The second question's solution 1: one torch.autograd.grad per output with "
+       "create_graph=True, recording a graph a first-order Jacobian never uses.",
+       problems=("moments",), candidate=False,
+       memory_moments=M(arrays=4.5, fixed_mib=100)),
+    _s("torch", "vmap-jacrev", "reverse", "vectorized", "eager",
+       "torch.func.vmap(torch.func.jacrev(f)): per-sample Jacobians of a batch of rows, the "
+       "functorch answer to the second question.",
+       problems=("moments-batch",),
+       memory_moments=M(arrays=6, fixed_mib=150)),
+    _s("torch", "blocked-jvp", "forward", "loop", "blocked-eager",
+       "The two torch.func.jvp calls of jvp." + BLOCK_NOTE,
+       memory=M(arrays=0, block=32, fixed_mib=30), variant_of="jvp"),
+    _s("torch", "blocked-pathwise", "reverse", "single-pass", "blocked-eager",
+       "The pathwise gradient of pathwise." + BLOCK_NOTE,
+       memory=M(arrays=0, block=23, fixed_mib=30), variant_of="pathwise"),
+    # --- TensorFlow ----------------------------------------------------------------------
+    _s("tensorflow", "question", "reverse", "vectorized", "eager",
+       "The question's program as written: tf.random.normal inside, no cumulative sum of the "
+       "increments (a different process), GradientTape.jacobian defaults.",
+       dtypes=F32, faithful=True, candidate=False,
+       memory=M(batch=3.2, fixed_mib=70)),
+    _s("tensorflow", "tape-jacobian-pfor", "reverse", "vectorized", "eager",
+       "GradientTape.jacobian with its defaults: pfor vectorizes all N backward passes.",
+       memory=M(batch=3.2, fixed_mib=70), problems=BOTH, default=True,
+       vectorizes="tape-jacobian-loop",
+       memory_moments=M(arrays=26, fixed_mib=10)),
+    _s("tensorflow", "tape-jacobian-pfor-chunked", "reverse", "chunked", "eager",
+       "GradientTape.jacobian(parallel_iterations=chunk): pfor in chunks to bound memory.",
+       memory=M(chunk=3.4, fixed_mib=60)),
+    _s("tensorflow", "tape-jacobian-loop", "reverse", "loop", "eager",
+       "GradientTape.jacobian(experimental_use_pfor=False) on a persistent tape: a while loop "
+       "of N gradients.",
+       memory=M(arrays=50, fixed_mib=2), problems=BOTH,
+       memory_moments=M(arrays=13, fixed_mib=5)),
+    _s("tensorflow", "forward-accumulator", "forward", "loop", "eager",
+       "tf.autodiff.ForwardAccumulator, one forward pass per input.",
+       memory=M(arrays=8.4, fixed_mib=10), answer="forward"),
+    _s("tensorflow", "forward-accumulator-function", "forward", "loop", "function",
+       "ForwardAccumulator inside tf.function (graph mode).",
+       memory=M(arrays=12.7, fixed_mib=25), variant_of="forward-accumulator"),
+    _s("tensorflow", "forward-accumulator-xla", "forward", "loop", "xla",
+       "ForwardAccumulator inside tf.function(jit_compile=True) (XLA).",
+       memory=M(arrays=9.5, fixed_mib=100), variant_of="forward-accumulator"),
+    _s("tensorflow", "pathwise", "reverse", "single-pass", "eager",
+       "Per-path spot and vol; one tape.gradient of sum(S_T).",
+       memory=M(arrays=8.5, fixed_mib=10), answer="pathwise"),
+    _s("tensorflow", "pathwise-function", "reverse", "single-pass", "function",
+       "Pathwise gradient inside tf.function (graph mode).",
+       memory=M(arrays=5.5, fixed_mib=25), variant_of="pathwise"),
+    _s("tensorflow", "pathwise-xla", "reverse", "single-pass", "xla",
+       "Pathwise gradient inside tf.function(jit_compile=True) (XLA).",
+       memory=M(arrays=4, fixed_mib=95), variant_of="pathwise"),
+    _s("tensorflow", "blocked-forward-function", "forward", "loop", "blocked-function",
+       "The ForwardAccumulator passes of forward-accumulator-function, in one tf.function."
+       + BLOCK_NOTE,
+       memory=M(arrays=0, block=11, fixed_mib=30), variant_of="forward-accumulator-function"),
+    _s("tensorflow", "blocked-pathwise-function", "reverse", "single-pass", "blocked-function",
+       "The pathwise gradient of pathwise-function, in one tf.function." + BLOCK_NOTE,
+       memory=M(arrays=0, block=9, fixed_mib=30), variant_of="pathwise-function"),
+    _s("tensorflow", "batch-jacobian", "reverse", "vectorized", "eager",
+       "GradientTape.batch_jacobian: per-row Jacobians of a batch (a batch of one for a "
+       "single X).",
+       problems=("moments", "moments-batch"),
+       memory_moments=M(arrays=27, fixed_mib=20)),
+    _s("tensorflow", "tape-jacobian-function", "reverse", "vectorized", "function",
+       "GradientTape.jacobian (pfor) inside tf.function: traced and vectorized once, on the "
+       "first call; eagerly, pfor traces a new function on every call.",
+       problems=("moments",), variant_of="tape-jacobian-pfor", answer="wide",
+       memory_moments=M(arrays=26, fixed_mib=10)),
+    # --- JAX -----------------------------------------------------------------------------
+    _s("jax", "jacrev", "reverse", "vectorized", "jit",
+       "jax.jacrev under jit: vmap over N VJPs.",
+       memory=M(batch=3.3, fixed_mib=100), problems=BOTH, default=True, vectorizes="vjp-loop",
+       answer="wide",
+       memory_moments=M(arrays=4.5, fixed_mib=50)),
+    _s("jax", "vmap-jacrev", "reverse", "vectorized", "jit",
+       "jax.vmap(jax.jacrev(f)) under jit: per-sample Jacobians of a batch of rows.",
+       problems=("moments-batch",),
+       memory_moments=M(arrays=5, fixed_mib=40)),
+    _s("jax", "jacrev-chunked", "reverse", "chunked", "jit",
+       "jax.lax.map(batch_size=chunk) over the VJP under jit: chunks of N VJPs.",
+       memory=M(chunk=3.0, fixed_mib=100)),
+    _s("jax", "jacfwd", "forward", "vectorized", "jit",
+       "jax.jacfwd under jit: vmap over 2 JVPs.",
+       memory=M(arrays=3.5, fixed_mib=40), problems=BOTH,
+       memory_moments=M(batch=2.0, fixed_mib=100)),
+    _s("jax", "jvp", "forward", "loop", "jit",
+       "Two jax.jvp calls in one jit.",
+       memory=M(arrays=3.5, fixed_mib=40), answer="forward"),
+    _s("jax", "vjp-loop", "reverse", "loop", "jit",
+       "jax.lax.map over the N rows, one VJP each, under jit: a compiled loop.",
+       memory=M(arrays=3, fixed_mib=60)),
+    _s("jax", "pathwise", "reverse", "single-pass", "jit",
+       "Per-path spot and vol; one jax.grad of sum(S_T) under jit.",
+       memory=M(arrays=6.5, fixed_mib=40), answer="pathwise"),
+    _s("jax", "blocked-jvp", "forward", "loop", "blocked-jit",
+       "The two jax.jvp calls of jvp, jitted once for a block." + BLOCK_NOTE,
+       memory=M(arrays=0, block=11, fixed_mib=40), variant_of="jvp"),
+    _s("jax", "blocked-pathwise", "reverse", "single-pass", "blocked-jit",
+       "The pathwise gradient of pathwise, jitted once for a block." + BLOCK_NOTE,
+       memory=M(arrays=0, block=17, fixed_mib=40), variant_of="pathwise"),
+    # --- numpy ---------------------------------------------------------------------------
+    _s("numpy", "analytic", "none", "single-pass", "numpy",
+       "The closed form: (S_T / S0, S_T (W_T - sigma T)).",
+       memory=M(arrays=3), problems=(*BOTH, "moments-batch"),
+       memory_moments=M(arrays=6, fixed_mib=2)),
+    _s("numpy", "finite-difference", "none", "single-pass", "numpy",
+       "Central bump-and-revalue of spot and vol with the same normals: 4 extra simulations.",
+       memory=M(arrays=5.1, fixed_mib=4)),
+)  # fmt: skip
