@@ -31,10 +31,25 @@ def break_even(cold_c: float, warm_c: float, cold_e: float, warm_e: float) -> in
     return n
 
 
+def compile_cost(row) -> tuple[float, bool]:
+    """The compile cost of a row: its first call over its fastest warm call (never negative),
+    and whether it is within noise, i.e. the first call is no slower than the slowest warm
+    call (then the compile is too cheap to tell from the warm calls' own spread)."""
+    cost = max(row["cold_s"] - row["warm_min_s"], 0.0)
+    return cost, bool(row["cold_s"] <= row["warm_max_s"])
+
+
+def compile_cell(price: dict) -> str:
+    """The compile cost in a table cell or a sentence: '2.3 s', 'within noise (0.4 ms)'."""
+    cost = formats.time(price["compile"])
+    return f"within noise ({cost})" if price["compile_within_noise"] else cost
+
+
 def compile_prices(df: pd.DataFrame, paths: int) -> list[dict]:
     """Each compiled GBM variant against its eager counterpart at N = paths and at the largest N
-    both ran (JAX: the largest it ran): first and warm calls of each, the compile cost (cold
-    minus warm) and the break-even call. Sizes where the variant did not run are left out."""
+    both ran (JAX: the largest it ran): first and warm calls of each, the compile cost (the
+    first call over the fastest warm call, see compile_cost) and the break-even call. Sizes
+    where the variant did not run are left out."""
     out = []
     for fw in registry.FRAMEWORKS:
         for name, eager in registry.compiled_variants(fw):
@@ -46,10 +61,11 @@ def compile_prices(df: pd.DataFrame, paths: int) -> list[dict]:
                 if c is None:
                     continue
                 both = e is not None
+                cost, within_noise = compile_cost(c)
                 out.append({
                     "framework": fw, "strategy": name, "eager": eager, "paths": n,
                     "cold": c["cold_s"], "warm": c["warm_median_s"],
-                    "compile": c["cold_s"] - c["warm_median_s"],
+                    "compile": cost, "compile_within_noise": within_noise,
                     "eager_cold": e["cold_s"] if both else None,
                     "eager_warm": e["warm_median_s"] if both else None,
                     "break_even": break_even(c["cold_s"], c["warm_median_s"], e["cold_s"],
