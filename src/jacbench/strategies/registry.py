@@ -1,9 +1,9 @@
 """The registry: every Jacobian strategy as one record of data, and the lookups over them.
 
 Tests, the command line, sweeps and the book all read this table, so adding a strategy is one
-row in strategies.catalog and one builder function in its framework's module. Importing this module never
-imports torch, tensorflow or jax: a record names its builder as "module:function" and loads it
-only when built.
+row in strategies.catalog and one builder function in its framework's module. Importing this
+module never imports torch, tensorflow or jax: a record names its builder as "module:function"
+and loads it only when built.
 """
 
 from __future__ import annotations
