@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from jacbench.errors import BuildStopped, UsageError
+from jacbench.report import dataset
 from jacbench.units import parse_size
 
 EXIT_USAGE = 2
@@ -122,13 +123,35 @@ def build_parser() -> argparse.ArgumentParser:
     _add_problem_arguments(p)
     _add_limits(p)
     p.add_argument("--allocator", default="glibc", help="glibc, glibc-mmap or jemalloc")
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--repeats", type=int, default=5)
+    # A case measured by hand gets the reference dataset's settings, so that it is the row the
+    # book shows (where the profile gives that case no settings of its own).
+    ref = _reference_defaults()
+    where = f"default {{}}, as in the reference dataset's profile ({dataset.PROFILE})"
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=ref["threads"],
+        help="threads of the framework's pools: " + where.format(ref["threads"]),
+    )
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=ref["repeats"],
+        help="at most this many warm calls (and pairs): " + where.format(ref["repeats"]),
+    )
+    p.add_argument(
+        "--warm-budget",
+        type=float,
+        default=ref["warm_budget_s"],
+        help="seconds of warm calls, past which no more are made than the minimum "
+        "(3 calls, 3 pairs): " + where.format(ref["warm_budget_s"]),
+    )
     p.add_argument(
         "--ratio-processes",
         type=int,
         default=1,
-        help="workers timing a strategy against its simulation, side by side (default 1)",
+        help="workers timing a strategy against its simulation, side by side "
+        "(default 1; the profile asks for 3 at N = 10^5 and 10^6)",
     )
     p.set_defaults(func=cmd_measure)
 
@@ -263,6 +286,13 @@ def cmd_jacobian(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reference_defaults() -> dict:
+    """The defaults of the reference dataset's profile: threads, repeats, warm_budget_s, ..."""
+    from jacbench.measure import profiles
+
+    return profiles.load_profile(dataset.PROFILE)["defaults"]
+
+
 def cmd_measure(args: argparse.Namespace) -> int:
     from jacbench.measure import runner
     from jacbench.measure.case import Case
@@ -277,7 +307,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
     problem, params = _problem(args)
     case = Case(framework=framework, strategy=strategy, problem=problem, **params,
                 threads=args.threads, allocator=args.allocator, mem_cap=args.mem_cap,
-                timeout=300.0 if args.timeout is None else args.timeout, repeats=args.repeats,
+                timeout=_reference_defaults()["timeout"] if args.timeout is None else args.timeout,
+                repeats=args.repeats, warm_budget_s=args.warm_budget,
                 ratio_processes=args.ratio_processes)  # fmt: skip
     print(json.dumps(runner.measure_one(case), default=str))
     return 0
@@ -350,7 +381,6 @@ def cmd_reference(args: argparse.Namespace) -> int:
 
     from jacbench.measure import store
     from jacbench.publish import book, reference
-    from jacbench.report import dataset
 
     results = dataset.results_path(Path(".")).resolve()
     if args.check:

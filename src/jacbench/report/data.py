@@ -3,9 +3,14 @@
 Numbers are nullable (``Int64``, ``float64`` with NaN where a case did not get that far), the
 status is a categorical over ``constants.STATUSES`` and ``hwm_reset`` a nullable boolean; the
 rest are strings (``target`` says what was measured: strategy, simulation, second, callable
-or shapes). Two columns are derived for the chapters: ``peak`` (the larger of the cold and warm
-peaks, absolute) and ``peak_over_inputs`` (that peak over the resident memory before the first
-call). The metadata sidecar is ``df.attrs["meta"]`` and the file ``df.attrs["path"]``.
+or shapes). Columns derived for the chapters: ``peak`` (the larger of the cold and warm peaks,
+absolute), ``peak_over_inputs`` (that peak over the resident memory before the first call),
+``overhead_bound`` (a warm call under OVERHEAD_S: per-call overhead, not arithmetic, decides
+its time, so it is no ground for a ranking) and, for the GBM's strategies, one baseline for
+comparisons across strategies: ``fastest_simulation_s`` (the warm median of the framework's
+fastest simulation given the same normals at the same N, dtype and allocator: no blocked one,
+which draws its own) and ``ratio_to_fastest_simulation`` (the warm median over it). The
+metadata sidecar is ``df.attrs["meta"]`` and the file ``df.attrs["path"]``.
 """
 
 from __future__ import annotations
@@ -16,8 +21,13 @@ import pandas as pd
 
 from jacbench.constants import STATUSES
 from jacbench.measure import store
+from jacbench.strategies import registry
 
 STATUS = pd.CategoricalDtype(list(STATUSES))
+# A warm call shorter than this is mostly the framework's per-call overhead (dispatch, Python,
+# allocation): measured, but not ranked by.
+OVERHEAD_S = 1e-3
+_SAME = ["framework", "paths", "dtype", "allocator"]
 
 
 def dtypes() -> dict[str, object]:
@@ -41,6 +51,8 @@ def load(path: str | Path) -> pd.DataFrame:
         # Whole rows only: a row cut short by a killed run has too few fields.
         df = pd.read_csv(path, dtype={c: "string" for c in store.COLUMNS}, keep_default_na=False)
         df = df[df["key"].fillna("") != ""]
+        # A file written before some columns existed (store.older): they read as blank.
+        df = df.reindex(columns=store.COLUMNS, fill_value="")
         df = df.replace("", pd.NA)
         df = df.astype({c: t for c, t in types.items() if c not in ("status", "hwm_reset")})
         df["status"] = df["status"].astype(STATUS)
@@ -48,9 +60,41 @@ def load(path: str | Path) -> pd.DataFrame:
     df = df.reset_index(drop=True)
     df["peak"] = df[["cold_peak", "warm_peak"]].max(axis=1, skipna=True)
     df["peak_over_inputs"] = (df["peak"] - df["cold_rss_before"]).clip(lower=0)
+    quick = (df["warm_median_s"] < OVERHEAD_S).astype("boolean")
+    df["overhead_bound"] = quick.mask(df["warm_median_s"].isna())  # no time: neither
+    df = _fastest_simulation(df)
     df.attrs["path"] = str(path)
     df.attrs["meta"] = store.read_meta(path)
     return df
+
+
+def _same_normals(framework: str, strategy: str) -> bool:
+    """Whether a simulation row is given the case's normals (not blocked: those draw them)."""
+    execution = strategy.removeprefix("simulation:")
+    return framework in registry.FRAMEWORKS and execution in [
+        e for e in registry.executions(framework) if not registry.is_blocked(e)
+    ]
+
+
+def _fastest_simulation(df: pd.DataFrame) -> pd.DataFrame:
+    """Add fastest_simulation_s and ratio_to_fastest_simulation (see the module's docstring)."""
+    sims = df[(df["problem"] == "gbm") & (df["target"] == "simulation") & (df["status"] == "ok")]
+    same = [_same_normals(f, s) for f, s in zip(sims["framework"], sims["strategy"], strict=True)]
+    sims = sims[pd.Series(same, index=sims.index, dtype=bool)]
+    fastest = (
+        sims.groupby(_SAME, dropna=False)["warm_median_s"]
+        .min()
+        .rename("fastest_simulation_s")
+        .reset_index()
+    )
+    out = df.merge(fastest, on=_SAME, how="left")
+    out.index = df.index
+    strategy = (out["problem"] == "gbm") & (out["target"] == "strategy")
+    out.loc[~strategy, "fastest_simulation_s"] = float("nan")
+    out["fastest_simulation_s"] = out["fastest_simulation_s"].astype("float64")
+    out["ratio_to_fastest_simulation"] = out["warm_median_s"] / out["fastest_simulation_s"]
+    out.attrs = df.attrs
+    return out
 
 
 def records(df: pd.DataFrame) -> list[dict]:
