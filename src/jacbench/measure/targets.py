@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from jacbench.errors import Unsupported, UsageError
 from jacbench.second import registry as second
-from jacbench.strategies import registry
+from jacbench.strategies import draws, registry
 from jacbench.strategies.memory_model import MemoryModel
 
 MODES = ("forward", "reverse")  # of the crossover
@@ -135,12 +135,12 @@ class SimulationTarget(_Target):
     """The simulation alone, no derivative, in one execution mode: the yardstick of ratios."""
 
     framework: str
-    name: str  # the execution mode: eager, function, xla, jit, inductor, numpy
+    name: str  # the execution mode (eager, function, xla, jit, ...) or a drawing simulation
     kind: ClassVar[str] = "simulation"
 
     def __post_init__(self):
         registry.check_framework(self.framework)
-        valid = registry.executions(self.framework)
+        valid = registry.simulations(self.framework)
         if self.name not in valid:
             raise UsageError(
                 f"unknown simulation {self.name!r} for {self.framework}; choose one of: "
@@ -149,7 +149,8 @@ class SimulationTarget(_Target):
 
     @property
     def streams(self) -> bool:
-        return registry.is_blocked(self.name)
+        # A simulation drawing its own normals needs none from the case either.
+        return registry.is_blocked(self.name) or draws.draws_own(self.name)
 
     def unsupported(self, problem: str, dtype: str) -> str | None:
         if problem != "gbm":

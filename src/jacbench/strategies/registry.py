@@ -18,7 +18,7 @@ import numpy as np
 
 from jacbench.constants import DTYPES, FRAMEWORKS
 from jacbench.errors import Unsupported, UsageError
-from jacbench.strategies import catalog
+from jacbench.strategies import catalog, draws
 from jacbench.strategies.memory_model import MemoryModel
 
 MODES = ("forward", "reverse", "none")
@@ -213,10 +213,19 @@ def executions(framework: str) -> list[str]:
     return sorted({s.execution for s in by_framework(framework, "gbm")})
 
 
+def simulations(framework: str) -> list[str]:
+    """Every simulation of a framework: one baseline per execution mode, then the ones that
+    measure drawing the random numbers (strategies.draws)."""
+    modes = executions(framework)
+    return modes + draws.names(framework, modes)
+
+
 def simulation(framework: str, execution: str) -> Callable:
     """Builder of the simulation alone (no derivative), in a framework and execution mode.
 
-    Baseline for the Jacobian-to-simulation cost ratio: it returns a callable giving S_T.
+    Baseline for the Jacobian-to-simulation cost ratio: it returns a callable giving S_T, or,
+    for a drawing simulation (strategies.draws), what that one returns.
     """
-    builder = _load(f"jacbench.strategies.{framework}_gbm:build_simulation")
+    entry = draws.entry(framework, execution)
+    builder = _load(entry or f"jacbench.strategies.{framework}_gbm:build_simulation")
     return functools.partial(builder, execution=execution)
