@@ -530,3 +530,14 @@ def test_the_chapter_reads_the_blocked_strategy_at_its_largest_n(small):
     assert blocked.furthest(both, "jax") == "blocked-pathwise"
     both.loc[both["strategy"] == "blocked-pathwise", "status"] = "timeout"
     assert blocked.furthest(both, "jax") == "blocked-jvp"
+
+
+def test_the_costs_table_reads_each_strategy_against_one_baseline_too(small):
+    costs = chapter.costs(small)
+    row = costs[(costs["framework"] == "torch") & (costs["strategy"] == "compiled-pathwise")]
+    # PyTorch's compiled pathwise gradient at N = 1,000: 0.338 ms over the eager simulation's
+    # 0.175 ms (faster than the inductor simulation's 0.250 ms, its own yardstick).
+    (ratio,) = row["ratio_to_fastest_simulation"]
+    assert ratio == pytest.approx(0.000338 / 0.000175, rel=0.01)
+    assert chapter.times_cell(ratio) == "1.9×"
+    assert chapter.times_cell(2310.4) == "2310×" and chapter.times_cell(None) == "–"

@@ -101,6 +101,13 @@ def ratio_cell(row: pd.Series) -> str:
     return formats.ratio_with_spread(row, digits=0 if big else 1)
 
 
+def times_cell(ratio: float | None) -> str:
+    """'2.6×', whole numbers from 10× up ('2310×'); '–' unmeasured."""
+    if formats.missing(ratio):
+        return "–"
+    return formats.times(ratio, digits=0 if ratio >= 10 else 1)
+
+
 def memory_cell(peak: float, ratio: float | None) -> str:
     """'13.6 MiB (1.5×)': a peak beyond the inputs and its ratio to the simulation's (whole
     numbers from 10× up); the peak alone where there is no ratio."""
