@@ -12,7 +12,7 @@ from jacbench.constants import FRAMEWORKS
 from jacbench.errors import UsageError
 from jacbench.measure.targets import SimulationTarget, parse
 from jacbench.problems import gbm, make_case
-from jacbench.strategies import blocked, draws, registry
+from jacbench.strategies import blocked, catalog, draws, registry
 
 BLOCKED_FRAMEWORKS = ("torch", "tensorflow", "jax")
 TF_DRAWS = tuple(draws.TENSORFLOW)
@@ -20,7 +20,7 @@ TF_DRAWS = tuple(draws.TENSORFLOW)
 NEW = [
     pytest.param(fw, name, id=f"{fw}-{name}",
                  marks=[pytest.mark.slow] if fw == "tensorflow" else [])
-    for fw, name in [(fw, draws.BLOCKED_DRAWS) for fw in BLOCKED_FRAMEWORKS]
+    for fw, name in [(fw, catalog.BLOCKED_DRAWS) for fw in BLOCKED_FRAMEWORKS]
     + [("tensorflow", name) for name in TF_DRAWS]
 ]  # fmt: skip
 
@@ -42,7 +42,7 @@ def test_blocked_draws_are_the_streams_last_normals(dtype, block):
 @pytest.mark.parametrize("framework", BLOCKED_FRAMEWORKS)
 def test_blocked_draws_read_the_blocks_of_the_blocked_simulations(framework, monkeypatch):
     """Through the registry: the model's block size, every block drawn into one buffer."""
-    case = SimulationTarget(framework, draws.BLOCKED_DRAWS).make_case("gbm", {
+    case = SimulationTarget(framework, catalog.BLOCKED_DRAWS).make_case("gbm", {
         "paths": 1000, "chunk_size": 1})  # fmt: skip
     assert case.streamed
     size = blocked.block_size(case)
@@ -54,7 +54,7 @@ def test_blocked_draws_read_the_blocks_of_the_blocked_simulations(framework, mon
         return draw(self, start, stop, out=out)
 
     monkeypatch.setattr(gbm.GBMCase, "block_normals", spy)
-    out = registry.simulation(framework, draws.BLOCKED_DRAWS)(case)()
+    out = registry.simulation(framework, catalog.BLOCKED_DRAWS)(case)()
     assert 1 < size < 1000 and [c[:2] for c in calls] == blocked.blocks(1000, size)
     assert len({c[2] for c in calls}) == 1 and {c[3] for c in calls} == {(52, size)}
     np.testing.assert_array_equal(out, gbm.stream_normals(case.params, 0, 1000)[-1])
@@ -98,7 +98,7 @@ def test_the_drawing_simulations_are_named_beside_the_execution_modes():
     for fw in FRAMEWORKS:
         modes = registry.executions(fw)
         assert registry.simulations(fw)[: len(modes)] == modes
-        assert not set(modes) & {draws.BLOCKED_DRAWS, *TF_DRAWS}
+        assert not set(modes) & {catalog.BLOCKED_DRAWS, *TF_DRAWS}
     assert registry.simulations("numpy") == ["numpy"]
     assert registry.simulations("jax") == ["blocked-jit", "jit", "blocked-draws"]
     assert parse("tensorflow", "simulation:xla-draws").streams

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from jacbench.errors import Unsupported, UsageError
 from jacbench.second import registry as second
-from jacbench.strategies import draws, registry
+from jacbench.strategies import catalog, registry
 from jacbench.strategies.memory_model import MemoryModel
 
 MODES = ("forward", "reverse")  # of the crossover
@@ -150,7 +150,7 @@ class SimulationTarget(_Target):
     @property
     def streams(self) -> bool:
         # A simulation drawing its own normals needs none from the case either.
-        return registry.is_blocked(self.name) or draws.draws_own(self.name)
+        return registry.is_blocked(self.name) or catalog.draws_own(self.name)
 
     def unsupported(self, problem: str, dtype: str) -> str | None:
         if problem != "gbm":

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from jacbench.constants import STATUSES
-from jacbench.measure import store
+from jacbench.measure import store, targets
 from jacbench.strategies import registry
 
 STATUS = pd.CategoricalDtype(list(STATUSES))
@@ -69,9 +69,10 @@ def load(path: str | Path) -> pd.DataFrame:
 
 
 def _same_normals(framework: str, strategy: str) -> bool:
-    """Whether a simulation row is given the case's normals (not blocked: those draw them)."""
-    execution = strategy.removeprefix("simulation:")
-    return framework in registry.FRAMEWORKS and execution in [
+    """Whether a simulation row is given the case's normals (not blocked: those draw them,
+    nor one of those that draw their own, strategies.draws)."""
+    target = targets.parse(framework, strategy)
+    return target.kind == "simulation" and target.name in [
         e for e in registry.executions(framework) if not registry.is_blocked(e)
     ]
 

@@ -24,6 +24,15 @@ F32 = ("float32",)
 BOTH = ("gbm", "moments")
 BLOCK_NOTE = (" One block of paths at a time (the normals drawn per block, nothing of size "
               "M x N held), written into the N x 2 result.")  # fmt: skip
+# The terminal-only forms: the framework's default vectorized reverse mode without the path.
+TERMINAL_NOTE = (", with S_T computed from W_T (the normals summed outside the differentiated "
+                 "function) and no path kept in the graph: each of the N cotangents is "
+                 "N-sized, not (M+1) x N. Shown for the mechanism; the pathwise gradient needs "
+                 "one backward pass, not N.")  # fmt: skip
+# One N x N array in the memory model's batch unit (N path arrays of M+1 = 53 rows). What a
+# terminal-only form's vectorized reverse mode holds does not grow with M: its coefficient holds
+# at the problem's M = 52, where it was fitted (N = 1,000 to 10,000, JAX's to 20,000).
+NN = 1 / 53
 
 ROWS: tuple[dict, ...] = (
     # --- PyTorch -------------------------------------------------------------------------
@@ -60,6 +69,9 @@ ROWS: tuple[dict, ...] = (
        "torch.func.jacrev: vmap over N vector-Jacobian products.",
        memory=M(batch=3.0, fixed_mib=150), problems=BOTH, vectorizes="grad-loop",
        memory_moments=M(arrays=6.5, fixed_mib=150)),
+    _s("torch", "jacrev-terminal", "reverse", "vectorized", "eager",
+       "torch.func.jacrev: vmap over N VJPs" + TERMINAL_NOTE,
+       memory=M(arrays=1, batch=3 * NN, fixed_mib=90), candidate=False),
     _s("torch", "jacrev-chunked", "reverse", "chunked", "eager",
        "torch.func.jacrev with chunk_size: vmap over chunks of VJPs to bound memory.",
        memory=M(chunk=3.2, fixed_mib=80)),
@@ -107,6 +119,9 @@ ROWS: tuple[dict, ...] = (
        memory=M(batch=3.2, fixed_mib=70), problems=BOTH, default=True,
        vectorizes="tape-jacobian-loop",
        memory_moments=M(arrays=26, fixed_mib=10)),
+    _s("tensorflow", "tape-jacobian-terminal", "reverse", "vectorized", "eager",
+       "GradientTape.jacobian with its defaults (pfor over N backward passes)" + TERMINAL_NOTE,
+       memory=M(arrays=1, batch=2 * NN, fixed_mib=40), candidate=False),
     _s("tensorflow", "tape-jacobian-pfor-chunked", "reverse", "chunked", "eager",
        "GradientTape.jacobian(parallel_iterations=chunk): pfor in chunks to bound memory.",
        memory=M(chunk=3.4, fixed_mib=60)),
@@ -156,6 +171,9 @@ ROWS: tuple[dict, ...] = (
        memory=M(batch=3.3, fixed_mib=100), problems=BOTH, default=True, vectorizes="vjp-loop",
        answer="wide",
        memory_moments=M(arrays=4.5, fixed_mib=50)),
+    _s("jax", "jacrev-terminal", "reverse", "vectorized", "jit",
+       "jax.jacrev under jit: vmap over N VJPs" + TERMINAL_NOTE,
+       memory=M(arrays=1, batch=4 * NN, fixed_mib=60), candidate=False),
     _s("jax", "vmap-jacrev", "reverse", "vectorized", "jit",
        "jax.vmap(jax.jacrev(f)) under jit: per-sample Jacobians of a batch of rows.",
        problems=("moments-batch",),
@@ -191,3 +209,35 @@ ROWS: tuple[dict, ...] = (
        "Central bump-and-revalue of spot and vol with the same normals: 4 extra simulations.",
        memory=M(arrays=5.1, fixed_mib=4)),
 )  # fmt: skip
+
+
+# --- Simulations that measure drawing the random numbers (their builders: strategies.draws) ---
+_DRAWS = "jacbench.strategies.draws"
+# Its name starts with the blocked prefix: registry.is_blocked holds, so the case is streamed.
+BLOCKED_DRAWS = f"{BLOCKED}draws"
+# TensorFlow simulations drawing their own normals: name -> (jit_compile, algorithm).
+TENSORFLOW_DRAWS = {
+    "function-draws": (False, "auto_select"),
+    "xla-draws": (True, "auto_select"),
+    "xla-philox-draws": (True, "philox"),
+}
+
+
+def draw_names(framework: str, executions: list[str]) -> list[str]:
+    """The drawing simulations of a framework whose execution modes are these."""
+    extra = [BLOCKED_DRAWS] if any(e.startswith(BLOCKED) for e in executions) else []
+    return extra + (list(TENSORFLOW_DRAWS) if framework == "tensorflow" else [])
+
+
+def draws_own(name: str) -> bool:
+    """Whether the simulation draws its own normals: its case need hold none."""
+    return name in TENSORFLOW_DRAWS
+
+
+def draw_entry(framework: str, name: str) -> str | None:
+    """The builder of a drawing simulation, "module:function"; None for any other name."""
+    if name == BLOCKED_DRAWS:
+        return f"{_DRAWS}:build_blocked_draws"
+    if framework == "tensorflow" and name in TENSORFLOW_DRAWS:
+        return f"{_DRAWS}:build_tensorflow_draws"
+    return None

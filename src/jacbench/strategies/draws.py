@@ -18,7 +18,8 @@ large share of a blocked simulation's time. Two kinds of baseline say how large:
     tf.function's speed. Their normals are not the case's (nor the stream's), and XLA's are not
     tf.function's: these targets measure drawing inside compiled code, not a path to check.
 
-Nothing here imports a framework until a builder is called: the registry reads the names.
+Nothing here imports a framework until a builder is called. The names are data, in
+strategies.catalog, which the registry reads.
 """
 
 from __future__ import annotations
@@ -28,36 +29,8 @@ from collections.abc import Callable
 import numpy as np
 
 from jacbench.strategies import blocked
-from jacbench.strategies.catalog import BLOCKED
-
-# Its name starts with the blocked prefix: registry.is_blocked holds, so the case is streamed.
-BLOCKED_DRAWS = f"{BLOCKED}draws"
-# TensorFlow simulations drawing their own normals: name -> (jit_compile, algorithm).
-TENSORFLOW = {
-    "function-draws": (False, "auto_select"),
-    "xla-draws": (True, "auto_select"),
-    "xla-philox-draws": (True, "philox"),
-}
-
-
-def names(framework: str, executions: list[str]) -> list[str]:
-    """The drawing simulations of a framework whose execution modes are these."""
-    extra = [BLOCKED_DRAWS] if any(e.startswith(BLOCKED) for e in executions) else []
-    return extra + (list(TENSORFLOW) if framework == "tensorflow" else [])
-
-
-def draws_own(name: str) -> bool:
-    """Whether the simulation draws its own normals: its case need hold none."""
-    return name in TENSORFLOW
-
-
-def entry(framework: str, name: str) -> str | None:
-    """The builder of a drawing simulation, "module:function"; None for any other name."""
-    if name == BLOCKED_DRAWS:
-        return f"{__name__}:build_blocked_draws"
-    if framework == "tensorflow" and name in TENSORFLOW:
-        return f"{__name__}:build_tensorflow_draws"
-    return None
+from jacbench.strategies.catalog import BLOCKED_DRAWS
+from jacbench.strategies.catalog import TENSORFLOW_DRAWS as TENSORFLOW
 
 
 def build_blocked_draws(

@@ -18,7 +18,7 @@ import numpy as np
 
 from jacbench.constants import DTYPES, FRAMEWORKS
 from jacbench.errors import Unsupported, UsageError
-from jacbench.strategies import catalog, draws
+from jacbench.strategies import catalog
 from jacbench.strategies.memory_model import MemoryModel
 
 MODES = ("forward", "reverse", "none")
@@ -217,7 +217,7 @@ def simulations(framework: str) -> list[str]:
     """Every simulation of a framework: one baseline per execution mode, then the ones that
     measure drawing the random numbers (strategies.draws)."""
     modes = executions(framework)
-    return modes + draws.names(framework, modes)
+    return modes + catalog.draw_names(framework, modes)
 
 
 def simulation(framework: str, execution: str) -> Callable:
@@ -226,6 +226,6 @@ def simulation(framework: str, execution: str) -> Callable:
     Baseline for the Jacobian-to-simulation cost ratio: it returns a callable giving S_T, or,
     for a drawing simulation (strategies.draws), what that one returns.
     """
-    entry = draws.entry(framework, execution)
+    entry = catalog.draw_entry(framework, execution)
     builder = _load(entry or f"jacbench.strategies.{framework}_gbm:build_simulation")
     return functools.partial(builder, execution=execution)
