@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from jacbench.errors import BuildStopped, UsageError
+from jacbench.problems import arguments
 from jacbench.report import dataset
 from jacbench.units import parse_size
 
@@ -25,19 +26,6 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _size(minimum: int = 1) -> Callable[[str], int]:
-    """An argparse type for a size written 1e4, 10000 or 10_000."""
-
-    def size(text: str) -> int:
-        try:
-            return parse_size(text, "the value", minimum)
-        except UsageError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
-
-    size.__name__ = "size"
-    return size
-
-
 def _split(text: str | None) -> list[str] | None:
     return [x.strip() for x in text.split(",") if x.strip()] if text else None
 
@@ -45,49 +33,6 @@ def _split(text: str | None) -> list[str] | None:
 def _sizes(text: str | None, option: str) -> list[int] | None:
     values = _split(text)
     return [parse_size(v, option) for v in values] if values else None
-
-
-def _add_problem_arguments(p: argparse.ArgumentParser) -> None:
-    from jacbench.constants import DTYPES
-    from jacbench.problems.gbm import GBMParams
-
-    d = GBMParams()
-    p.add_argument(
-        "--problem", default="gbm", help="gbm (default) or moments (--batch B: B rows of X)"
-    )
-    p.add_argument("--paths", type=_size(), default=d.paths, help="N, number of paths")
-    p.add_argument("--steps", type=_size(), default=d.steps, help="M, number of time steps")
-    p.add_argument("--spot", type=float, default=d.spot)
-    p.add_argument("--vol", type=float, default=d.vol)
-    p.add_argument("--drift", type=float, default=d.drift)
-    p.add_argument("--maturity", type=float, default=d.maturity, help="T in years")
-    p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--dtype", default=d.dtype, help=f"one of {', '.join(DTYPES)}")
-    p.add_argument(
-        "--chunk-size",
-        type=_size(),
-        default=d.chunk_size,
-        help="batch of the chunked strategies; for the blocked ones, the MiB a block may use",
-    )
-    p.add_argument("--inputs", type=_size(), default=100_000, help="n, inputs of --problem moments")
-    p.add_argument(
-        "--batch", type=_size(0), default=0, help="B rows of X for per-sample Jacobians (moments)"
-    )
-
-
-def _problem(args: argparse.Namespace) -> tuple[str, dict]:
-    """The problem the arguments name (gbm, moments or moments-batch) and its parameters,
-    validated."""
-    from dataclasses import asdict, fields
-
-    from jacbench.problems import PARAMS
-
-    if args.problem not in ("gbm", "moments"):
-        raise UsageError(f"unknown problem {args.problem!r}; choose one of: gbm, moments")
-    problem = "gbm" if args.problem == "gbm" else ("moments-batch" if args.batch else "moments")
-    cls = PARAMS[problem]
-    params = cls(**{f.name: getattr(args, f.name) for f in fields(cls)}).validate()
-    return problem, asdict(params)
 
 
 def _add_limits(p: argparse.ArgumentParser) -> None:
@@ -106,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("jacobian", help="compute one Jacobian and check it against the closed form")
     p.add_argument("--framework", required=True)
     p.add_argument("--strategy", required=True)
-    _add_problem_arguments(p)
+    arguments.add_problem_arguments(p)
     p.add_argument(
         "--output",
         help="write jacobian (N, 2) and terminal (N,) to this .npz (moments: jacobian (3, n), x)",
@@ -120,32 +65,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="a strategy, second:METHOD or simulation:EXECUTION (see 'jacbench strategies')",
     )
     p.add_argument("--callable", help="measure module:function (called with no arguments)")
-    _add_problem_arguments(p)
+    arguments.add_problem_arguments(p)
     _add_limits(p)
     p.add_argument("--allocator", default="glibc", help="glibc, glibc-mmap or jemalloc")
     # A case measured by hand gets the reference dataset's settings, so that it is the row the
     # book shows (where the profile gives that case no settings of its own).
     ref = _reference_defaults()
-    where = f"default {{}}, as in the reference dataset's profile ({dataset.PROFILE})"
-    p.add_argument(
-        "--threads",
-        type=int,
-        default=ref["threads"],
-        help="threads of the framework's pools: " + where.format(ref["threads"]),
-    )
-    p.add_argument(
-        "--repeats",
-        type=int,
-        default=ref["repeats"],
-        help="at most this many warm calls (and pairs): " + where.format(ref["repeats"]),
-    )
-    p.add_argument(
-        "--warm-budget",
-        type=float,
-        default=ref["warm_budget_s"],
-        help="seconds of warm calls, past which no more are made than the minimum "
-        "(3 calls, 3 pairs): " + where.format(ref["warm_budget_s"]),
-    )
+    for flag, kind, key, what in (
+        ("--threads", int, "threads", "threads of the framework's pools"),
+        ("--repeats", int, "repeats", "at most this many warm calls (and pairs)"),
+        ("--warm-budget", float, "warm_budget_s", "seconds of warm calls, past which no more are "
+         "made than the minimum (3 calls, 3 pairs)"),
+    ):  # fmt: skip
+        where = f"default {ref[key]}, as in the reference dataset's profile ({dataset.PROFILE})"
+        p.add_argument(flag, type=kind, default=ref[key], help=f"{what}: {where}")
     p.add_argument(
         "--ratio-processes",
         type=int,
@@ -173,17 +106,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("table", help="print a Markdown table of a results CSV at one N")
     p.add_argument("results", help="a results CSV written by sweep")
-    p.add_argument("--paths", type=_size(), required=True, help="N to tabulate")
+    p.add_argument("--paths", type=arguments.size_type(), required=True, help="N to tabulate")
     p.add_argument("--allocator", default="glibc")
     p.set_defaults(func=cmd_table)
 
     p = sub.add_parser("crossover", help="forward against reverse time from tall to wide shapes")
     p.add_argument("--frameworks", default="torch,tensorflow,jax")
-    p.add_argument("--total", type=_size(), default=2**12, help="m * n, a power of two")
+    p.add_argument(
+        "--total", type=arguments.size_type(), default=2**12, help="m * n, a power of two"
+    )
     p.add_argument("--steps", type=int, default=9, help="shapes from tall to wide")
     p.add_argument(
         "--side",
-        type=_size(),
+        type=arguments.size_type(),
         default=None,
         help="longest side m or n at the extremes, a power of two from sqrt(total) "
         "to min(total, 2^14) (default: both extremes, m = total and n = total)",
@@ -281,7 +216,7 @@ def cmd_strategies(args: argparse.Namespace) -> int:
 def cmd_jacobian(args: argparse.Namespace) -> int:
     from jacbench.strategies import compute
 
-    problem, params = _problem(args)
+    problem, params = arguments.from_arguments(args)
     print(compute.jacobian(args.framework, args.strategy, problem, params, args.output))
     return 0
 
@@ -304,7 +239,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
         framework, strategy = args.framework, args.strategy
     else:
         raise UsageError("give --framework and --strategy, or --callable module:function")
-    problem, params = _problem(args)
+    problem, params = arguments.from_arguments(args)
     case = Case(framework=framework, strategy=strategy, problem=problem, **params,
                 threads=args.threads, allocator=args.allocator, mem_cap=args.mem_cap,
                 timeout=_reference_defaults()["timeout"] if args.timeout is None else args.timeout,
