@@ -29,6 +29,17 @@ def simulate(spot, vol, z, t, drift):
     return s[-1]
 
 
+def brownian_terminal(z, t):
+    """W_T alone from normals z (M, N) on grid t (M+1,): the last row of simulate's W, summed
+    without keeping the rows before it."""
+    return (jnp.sqrt(jnp.diff(t))[:, None] * z).sum(axis=0)
+
+
+def simulate_terminal(spot, vol, w_t, maturity, drift):
+    """S_T from W_T (N,) with no path: reverse mode's cotangent of one output is N values."""
+    return spot * jnp.exp((drift - 0.5 * vol**2) * maturity + vol * w_t)
+
+
 def _args(case: GBMCase) -> tuple:
     p = case.params
     return (
@@ -65,6 +76,19 @@ def build_jacrev(case: GBMCase):
     def fn(spot, vol, z, t, drift):
         d_spot, d_vol = jax.jacrev(simulate, argnums=(0, 1))(spot, vol, z, t, drift)
         return simulate(spot, vol, z, t, drift), d_spot, d_vol
+
+    return _runner(case, fn)
+
+
+def build_jacrev_terminal(case: GBMCase):
+    """jax.jacrev of S_T computed from W_T: the vmap over N VJPs of build_jacrev, each through
+    an N-sized graph instead of the (M+1) x N one that s[-1] scatters into."""
+
+    def fn(spot, vol, z, t, drift):
+        # W_T does not depend on spot or vol: computed in the jit, outside the jacrev.
+        w_t = brownian_terminal(z, t)
+        d_spot, d_vol = jax.jacrev(simulate_terminal, argnums=(0, 1))(spot, vol, w_t, t[-1], drift)
+        return simulate_terminal(spot, vol, w_t, t[-1], drift), d_spot, d_vol
 
     return _runner(case, fn)
 

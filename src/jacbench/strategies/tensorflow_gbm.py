@@ -24,6 +24,17 @@ def simulate(spot, vol, z, t, drift):
     return s[-1]
 
 
+def brownian_terminal(z, t):
+    """W_T alone from normals z (M, N) on grid t (M+1,): the last row of simulate's W, summed
+    without keeping the rows before it."""
+    return tf.reduce_sum(tf.sqrt(t[1:] - t[:-1])[:, None] * z, axis=0)
+
+
+def simulate_terminal(spot, vol, w_t, maturity, drift):
+    """S_T from W_T (N,) with no path: reverse mode's cotangent of one output is N values."""
+    return spot * tf.exp((drift - 0.5 * vol**2) * maturity + vol * w_t)
+
+
 class _Inputs:
     def __init__(self, case: GBMCase):
         p = case.params
@@ -124,6 +135,23 @@ def _tape_jacobian(case: GBMCase, persistent: bool = False, **kw) -> Callable[[]
 
 def build_tape_jacobian_pfor(case: GBMCase):
     return _tape_jacobian(case)
+
+
+def build_tape_jacobian_terminal(case: GBMCase) -> Callable[[], JacobianResult]:
+    """GradientTape.jacobian (pfor) of S_T computed from W_T, eagerly as
+    build_tape_jacobian_pfor: each of the N backward passes is N-sized, not (M+1) x N."""
+    x = _Inputs(case)
+
+    def run() -> JacobianResult:
+        # W_T does not depend on spot or vol: computed before the tape records.
+        w_t = brownian_terminal(x.z, x.t)
+        with tf.GradientTape() as tape:
+            tape.watch([x.spot, x.vol])
+            s = simulate_terminal(x.spot, x.vol, w_t, x.t[-1], x.drift)
+        d_spot, d_vol = tape.jacobian(s, [x.spot, x.vol])
+        return _result(d_spot, d_vol, s)
+
+    return run
 
 
 def build_tape_jacobian_pfor_chunked(case: GBMCase):

@@ -21,6 +21,17 @@ def simulate(spot, vol, z, t, drift):
     return s[-1]
 
 
+def brownian_terminal(z, t):
+    """W_T alone from normals z (M, N) on grid t (M+1,): the last row of simulate's W, summed
+    without keeping the rows before it."""
+    return (torch.sqrt(torch.diff(t))[:, None] * z).sum(dim=0)
+
+
+def simulate_terminal(spot, vol, w_t, maturity, drift):
+    """S_T from W_T (N,) with no path: reverse mode's cotangent of one output is N values."""
+    return spot * torch.exp((drift - 0.5 * vol**2) * maturity + vol * w_t)
+
+
 class _Inputs:
     """The case's arrays as tensors; spot and vol as 0-d leaves."""
 
@@ -166,6 +177,23 @@ def _func_transform(case: GBMCase, transform, **kw) -> Callable[[], JacobianResu
 
 def build_jacrev(case: GBMCase):
     return _func_transform(case, torch.func.jacrev)
+
+
+def build_jacrev_terminal(case: GBMCase) -> Callable[[], JacobianResult]:
+    """torch.func.jacrev of S_T computed from W_T: the same vmap over N VJPs as build_jacrev,
+    each through an N-sized graph instead of the (M+1) x N one that s[-1] scatters into."""
+    x = _Inputs(case)
+
+    def run() -> JacobianResult:
+        # W_T does not depend on spot or vol: computed outside the differentiated function.
+        w_t = brownian_terminal(x.z, x.t)
+        f = lambda spot, vol: simulate_terminal(spot, vol, w_t, x.t[-1], x.drift)  # noqa: E731
+        d_spot, d_vol = torch.func.jacrev(f, argnums=(0, 1))(x.spot, x.vol)
+        with torch.no_grad():
+            terminal = f(x.spot, x.vol)
+        return _result(d_spot, d_vol, terminal)
+
+    return run
 
 
 def build_jacrev_chunked(case: GBMCase):
