@@ -6,7 +6,8 @@
 #               dataset (book/reference), measuring nothing; PROFILE=quick|standard|full
 #               measures that profile on this machine first and builds from it
 #   make reference   measure what the reference dataset lacks of the standard profile and
-#               redraw the README's figure from it (on a quiet machine: over an hour)
+#               redraw the README's figure from it (on a quiet machine: over an hour);
+#               FRESH=1 measures every case again
 #   make pdf    print the built book to _build/pdf/jacbench.pdf (after make book)
 
 PYTHON ?= python3
@@ -75,7 +76,7 @@ endif
 # (nothing else may run on the machine meanwhile), then its README figure redrawn.
 reference: $(STAMP)
 	@.ci/packages libjemalloc2
-	$(BIN)/jacbench reference
+	$(BIN)/jacbench reference $(if $(FRESH),--fresh,)
 
 # Open every page of the built book in headless Chromium (Debian's chromium) and list problems;
 # screenshots for review go to _build/screenshots.

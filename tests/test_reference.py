@@ -112,6 +112,22 @@ def test_the_check_command_exits_1_and_lists_what_is_missing(copy, monkeypatch, 
     assert "make reference" in capsys.readouterr().out
 
 
+def test_a_fresh_reference_measures_every_case_again(copy, monkeypatch, capsys):
+    # --fresh removes the dataset, its crossover and their metadata before the sweep, which then
+    # finds nothing measured (the sweep and the figure are replaced by spies here).
+    monkeypatch.setattr(dataset, "results_path", lambda root=Path("."): copy)
+    seen = []
+    monkeypatch.setattr(book, "measure_profile", lambda profile, results: seen.append(
+        sorted(p.name for p in results.parent.iterdir())))  # fmt: skip
+    monkeypatch.setattr(reference, "draw_figure", lambda results, out: out)
+    copy.with_name("keep.txt").write_text("not the dataset's")
+    monkeypatch.setattr(store, "read_rows", lambda path: [])
+    assert main(["reference", "--fresh"]) == 0
+    assert seen == [["keep.txt"]]
+    assert main(["reference", "--fresh", "--check"]) == 2
+    assert "--fresh" in capsys.readouterr().err
+
+
 def test_the_dataset_paragraph_says_which_where_and_when():
     meta = store.read_meta(RESULTS)
     text = dataset.describe(meta, "book/reference/standard.csv", True)

@@ -146,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("reference", help="measure what book/reference lacks; redraw its figure")
     p.add_argument("--figure-only", action="store_true", help="redraw the figure; measure nothing")
     p.add_argument("--check", action="store_true", help="list what it lacks; measure nothing")
+    p.add_argument("--fresh", action="store_true",
+                   help="measure every case again (after a change to how cases are measured): "
+                   "the dataset and its crossover are replaced, not added to")  # fmt: skip
     p.set_defaults(func=cmd_reference)
 
     p = sub.add_parser(
@@ -317,11 +320,15 @@ def cmd_reference(args: argparse.Namespace) -> int:
     from jacbench.measure import store
     from jacbench.publish import book, reference
 
+    if args.fresh and (args.check or args.figure_only):
+        raise UsageError("--fresh measures everything again: not with --check or --figure-only")
     results = dataset.results_path(Path(".")).resolve()
     if args.check:
         problems = reference.coverage_problems(results)
         print("\n".join(problems) or f"{dataset.RESULTS}: every case of the profile is there")
         return 1 if problems else 0
+    if args.fresh:
+        reference.discard(results)
     if not args.figure_only:
         book.measure_profile(dataset.PROFILE, results)
     figure = reference.draw_figure(results, results.parent / dataset.FIGURE.name)

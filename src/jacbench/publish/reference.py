@@ -95,6 +95,18 @@ def coverage_problems(results: Path, profile: str = PROFILE) -> list[str]:
     return problems
 
 
+def discard(results: Path) -> list[Path]:
+    """Remove the dataset's results, its crossover and their metadata, so that every case is
+    measured again (the old files stay in git's history); returns what was removed."""
+    gone = []
+    for path in (results, crossover.path_for(results)):
+        for p in (path, store.meta_path(path)):
+            if p.exists():
+                p.unlink()
+                gone.append(p)
+    return gone
+
+
 def draw_figure(results: Path, out: Path) -> Path:
     """The README's figure from a results file: the GBM chapter's warm time against N in each
     framework (its figure of the same name), as a PNG."""
