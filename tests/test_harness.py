@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -158,6 +159,26 @@ def test_parent_never_imports_a_framework():
     assert out.stdout.strip() == "[]"
 
 
+def test_measure_takes_its_defaults_from_the_reference_profile(capsys):
+    from jacbench.measure import profiles
+    from jacbench.report import dataset
+
+    ref = profiles.load_profile(dataset.PROFILE)["defaults"]
+    assert ref["threads"] == 2  # what the reference dataset was measured with
+    args = ["measure", "--framework", "numpy", "--strategy", "simulation:numpy", "--paths", "300"]
+    assert main(args) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert (row["threads"], row["repeats"], row["timeout"]) == (
+        ref["threads"], ref["repeats"], ref["timeout"])  # fmt: skip
+    # A quick call: the repeats fit in the profile's warm budget.
+    assert row["status"] == "ok" and row["warm_n"] == ref["repeats"]
+    with pytest.raises(SystemExit):
+        main(["measure", "--help"])
+    assert f"default 2, as in the reference dataset's profile ({dataset.PROFILE})" in " ".join(
+        capsys.readouterr().out.split()
+    )
+
+
 def test_measure_passes_the_model_parameters(capsys):
     args = ["measure", "--framework", "numpy", "--strategy", "analytic", "--paths", "300"]
     assert main([*args, "--vol", "0.35", "--spot", "80", "--seed", "7", "--repeats", "1"]) == 0
@@ -182,13 +203,13 @@ def test_paired_calls_alternate_their_order():
     assert "".join(order) == "ABBAABBA" and len(ratios) == 4
 
 
-def test_pairs_go_past_the_budget_to_a_minimum_but_not_for_minutes(monkeypatch):
+def test_calls_go_past_the_budget_to_a_minimum_but_not_for_minutes(monkeypatch):
     from jacbench.measure import worker
 
     clock = [0.0]
     monkeypatch.setattr(worker.time, "perf_counter", lambda: clock[0])
 
-    def runs(seconds_each: float, repeats: int = 20) -> int:
+    def runs(seconds_each: float, repeats: int = 20, **kw) -> int:
         done = []
         clock[0] = 0.0
 
@@ -196,14 +217,34 @@ def test_pairs_go_past_the_budget_to_a_minimum_but_not_for_minutes(monkeypatch):
             clock[0] += seconds_each
             done.append(i)
 
-        worker._repeat(body, done.__len__, repeats, 2.0, 5, 30.0)
+        worker._repeat(body, done.__len__, repeats, 2.0, **kw)
         return len(done)
 
+    # Warm calls: the budget (2 s), then on to 3 calls unless one took 30 s or more.
     assert runs(0.1) == 20  # quick calls: the repeats fit in the budget
-    assert runs(1.0) == 5  # the budget is spent after 2, the minimum goes on to 5
-    assert runs(10.0) == 3  # past 30 s no more pairs for the minimum's sake
-    assert runs(100.0) == 1  # and always at least one
-    assert runs(1.0, repeats=3) == 3  # never more than the repeats
+    assert runs(1.0) == 3  # the budget is spent after 2, the minimum goes on to 3
+    assert runs(29.0) == 3  # under 30 s a call: still 3 (1 min 27 s)
+    assert runs(30.0) == 1  # a call of 30 s or more: the budget decides, and one is made
+    assert runs(1.0, repeats=2) == 2  # never more than the repeats
+    # Pairs: always 3, and on to 5 while the pairs so far took under 30 s.
+    pairs = {"unless_slower_than": float("inf"), "prefer": 5, "prefer_within": 30.0}
+    assert runs(1.0, **pairs) == 5
+    assert runs(10.0, **pairs) == 3  # 30 s after three: no more for the preference's sake
+    assert runs(100.0, **pairs) == 3  # and never fewer than three, however long
+
+
+def test_paired_calls_report_both_sides_times():
+    from jacbench.measure.worker import paired_calls
+
+    pairs = paired_calls(lambda: time.sleep(0.02), lambda: time.sleep(0.005), 3, 0.0)
+    fields = pairs.fields()
+    assert len(fields["ratio_values"]) == len(fields["pair_target_values"]) == 3
+    assert min(fields["pair_target_values"]) >= 0.02
+    assert min(fields["pair_baseline_values"]) >= 0.005
+    assert fields["ratio_values"] == [
+        a / b
+        for a, b in zip(fields["pair_target_values"], fields["pair_baseline_values"], strict=True)
+    ]
 
 
 def test_ratio_summary_is_the_median_and_a_spread_across_workers():
@@ -215,6 +256,13 @@ def test_ratio_summary_is_the_median_and_a_spread_across_workers():
     # A worker whose pairs all sit apart widens the spread to its median.
     s = ratio_summary([[2.0, 2.1, 2.2], [2.0, 2.1, 2.2], [3.0, 3.1, 3.2]])
     assert s["ratio_hi"] == 3.1 and s["ratio_lo"] == 2.1 and s["ratio_by_process"] == "2.1;2.1;3.1"
+    # The paired times pooled over the workers' records: the median of all five.
+    recs = [
+        {"pair_target_values": [4.0, 5.0], "pair_baseline_values": [1.0, 2.0]},
+        {"pair_target_values": [6.0, 7.0, 8.0], "pair_baseline_values": [3.0, 4.0, 9.0]},
+    ]
+    s = ratio_summary([[4.0, 2.5], [2.0, 1.75, 0.9]], recs)
+    assert (s["pair_target_median_s"], s["pair_baseline_median_s"]) == (6.0, 3.0)
 
 
 def test_a_strategy_is_timed_against_its_simulation_side_by_side(capsys):
@@ -226,6 +274,8 @@ def test_a_strategy_is_timed_against_its_simulation_side_by_side(capsys):
     assert row["ratio_pairs"] == 12 and row["ratio_processes"] == 2
     assert 0 < row["ratio_lo"] <= row["ratio_median"] <= row["ratio_hi"]
     assert len(row["ratio_by_process"].split(";")) == 2
+    # The paired calls' own times, pooled over both workers, beside the ratio they give.
+    assert row["pair_target_median_s"] > 0 and row["pair_baseline_median_s"] > 0
 
 
 def test_simulations_and_second_order_methods_have_no_ratio():

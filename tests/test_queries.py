@@ -2,6 +2,7 @@
 (rows of a real quick sweep: ok cases, one killed at its memory cap, cases skipped on the
 model's prediction, and TensorFlow at N = 10,000 with no ok row)."""
 
+import csv
 import math
 
 import pandas as pd
@@ -30,6 +31,35 @@ def test_every_column_has_its_declared_type(df):
     ok = df[df["status"] == "ok"]
     assert (ok["peak"] == ok[["cold_peak", "warm_peak"]].max(axis=1)).all()
     assert (ok["peak_over_inputs"] == (ok["peak"] - ok["cold_rss_before"]).clip(lower=0)).all()
+
+
+def test_one_baseline_across_strategies_and_the_overhead_mark(df):
+    def at(framework, strategy, paths=1000):
+        return queries.one(df, framework=framework, strategy=strategy, paths=paths)
+
+    # PyTorch at N = 1,000: its fastest simulation given the same normals is the eager one,
+    # 0.175 ms (inductor's is 0.250 ms), whatever the strategy's own execution mode.
+    jvp, compiled = at("torch", "jvp"), at("torch", "compiled-pathwise")
+    assert jvp["fastest_simulation_s"] == compiled["fastest_simulation_s"]
+    assert jvp["fastest_simulation_s"] == pytest.approx(0.000175, rel=0.01)
+    assert jvp["ratio_to_fastest_simulation"] == pytest.approx(0.004301 / 0.000175, rel=0.01)
+    # Simulations and the second question's rows have no such ratio.
+    assert pd.isna(at("torch", "simulation:eager")["ratio_to_fastest_simulation"])
+    assert df[df["problem"] != "gbm"]["ratio_to_fastest_simulation"].isna().all()
+    # A warm call under a millisecond is marked; 4.3 ms is not; a row with no time is neither.
+    assert compiled["overhead_bound"] and not jvp["overhead_bound"]
+    assert df[df["warm_median_s"].isna()]["overhead_bound"].isna().all()
+
+
+def test_a_blocked_simulation_is_no_baseline_for_whole_array_strategies(df):
+    # A blocked simulation (which draws its own normals) faster than every other: not taken.
+    df = df.copy()
+    extra = df[(df["framework"] == "torch") & (df["strategy"] == "simulation:eager")].copy()
+    extra["strategy"], extra["key"], extra["warm_median_s"] = "simulation:blocked-eager", "x", 1e-9
+    rows = pd.concat([df[list(store.COLUMNS)], extra[list(store.COLUMNS)]])
+    out = data._fastest_simulation(rows.reset_index(drop=True))
+    jvp = out[(out["framework"] == "torch") & (out["strategy"] == "jvp") & (out["paths"] == 1000)]
+    assert jvp["fastest_simulation_s"].tolist() == pytest.approx([0.000175], rel=0.01)
 
 
 def test_a_file_that_is_not_a_results_file_is_refused(tmp_path):
@@ -139,3 +169,30 @@ def test_glued_text_reads_back_exactly_as_written(monkeypatch):
         show.text("k", written)
         plain = PlainTextFormatter()(glued["k"])
         assert format_plain_text(plain, "") == written
+
+
+def test_a_file_from_before_some_columns_existed_reads_and_is_upgraded_on_append(
+    small_results, tmp_path
+):
+    # The fixture without the paired calls' times (columns added later), in the same order.
+    older = [c for c in store.COLUMNS if not c.startswith("pair_")]
+    rows = store.read_rows(small_results)
+    path = tmp_path / "older.csv"
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=older, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    assert store.older(older) and not store.older(older[::-1])
+    df = data.load(path)
+    assert len(df) == len(rows) and df["pair_target_median_s"].isna().all()
+    assert store.read_rows(path)[0]["pair_target_median_s"] == ""
+    store.append_row(path, rows[0] | {"key": "new", "pair_target_median_s": 0.5})
+    assert store._header(path) == store.COLUMNS  # rewritten with every column, rows kept
+    again = data.load(path)
+    assert len(again) == len(rows) + 1 and again["pair_target_median_s"].tolist()[-1] == 0.5
+    assert again.iloc[0]["strategy"] == rows[0]["strategy"]
+    # Shuffled columns are another version's file, not an older one of this.
+    with open(path, "w") as f:
+        f.write(",".join(older[::-1]) + "\n")
+    with pytest.raises(UsageError, match="another version"):
+        data.load(path)

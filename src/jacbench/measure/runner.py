@@ -25,7 +25,7 @@ from jacbench.measure import environment, harness, profiles, store
 from jacbench.measure.case import Case
 
 # A target slower than this per call is timed against its simulation in its own worker only:
-# more workers would each repeat its cold call and MIN_PAIRS pairs for a ratio in the thousands.
+# more workers would each repeat its cold call and its pairs for a ratio in the thousands.
 MAX_CALL_FOR_MORE_PROCESSES_S = 10.0
 
 
@@ -39,10 +39,18 @@ def predicted_peak(case: Case) -> int | None:
     return model.peak_moments(case.framework, case.inputs, case.batch, case.dtype)
 
 
-def ratio_summary(per_process: list[list[float]]) -> dict[str, float | int | str]:
+def ratio_summary(
+    per_process: list[list[float]], times: list[dict] | None = None
+) -> dict[str, float | int | str]:
     """Median of the pooled paired ratios and their spread: the pairs' quartiles, widened to
     the lowest and highest median of a single worker (processes differ by more than the pairs
-    within one do: allocator state, page faults)."""
+    within one do: allocator state, page faults); with the workers' records (times), the
+    medians of the paired calls' own times, target and baseline, pooled the same way."""
+    pooled = {}
+    for side in ("target", "baseline"):
+        values = [x for rec in times or [] for x in rec.get(f"pair_{side}_values") or []]
+        if values:
+            pooled[f"pair_{side}_median_s"] = statistics.median(values)
     per_process = [v for v in per_process if v]
     values = [x for v in per_process for x in v]
     if not values:
@@ -58,6 +66,7 @@ def ratio_summary(per_process: list[list[float]]) -> dict[str, float | int | str
         "ratio_hi": max(q3, *medians),
         "ratio_pairs": len(values),
         "ratio_by_process": ";".join(f"{m:.4g}" for m in medians),
+        **pooled,
     }
 
 
@@ -79,12 +88,12 @@ def measure_case(case: Case) -> dict[str, Any]:
         rec = harness.run_worker(case.worker_spec(), limits, case.allocator)
     except UsageError as e:
         rec = {"status": "error", "message": str(e)}
-    ratios = [list(rec.get("ratio_values") or [])]
+    paired = [rec]
     quick = rec.get("warm_median_s", float("inf")) < MAX_CALL_FOR_MORE_PROCESSES_S
-    if ratios[0] and case.ratio_processes > 1 and quick:
-        ratios += _more_ratios(case, limits, rec)
+    if rec.get("ratio_values") and case.ratio_processes > 1 and quick:
+        paired += _more_ratios(case, limits, rec)
     row.update({k: rec.get(k) for k in store.METRIC_FIELDS if k in rec})
-    row.update(ratio_summary(ratios))
+    row.update(ratio_summary([list(r.get("ratio_values") or []) for r in paired], paired))
     if above:
         note = f"run despite the model's predicted peak of {predicted / GIB:.1f} GiB"
         row["message"] = f"{row['message']}; {note}" if row.get("message") else note
@@ -124,15 +133,15 @@ def measure_one(case: Case) -> dict[str, Any]:
     return measure_case(case)
 
 
-def _more_ratios(case: Case, limits: harness.Limits, rec: dict) -> list[list[float]]:
-    """Paired ratios from ratio_processes - 1 more workers; a failed one is named in the
-    message and contributes nothing."""
-    values: list[list[float]] = []
+def _more_ratios(case: Case, limits: harness.Limits, rec: dict) -> list[dict]:
+    """The records of ratio_processes - 1 more workers making paired calls only; a failed one
+    is named in the message and contributes nothing."""
+    values: list[dict] = []
     failed = []
     for _ in range(case.ratio_processes - 1):
         more = harness.run_worker(case.worker_spec(paired_only=True), limits, case.allocator)
         if more.get("status") == "ok" and more.get("ratio_values"):
-            values.append(more["ratio_values"])
+            values.append(more)
         else:
             failed.append(f"{more.get('status')}: {more.get('message', '')[:100]}")
     if failed:

@@ -60,6 +60,10 @@ METRIC_FIELDS = [
     "ratio_hi",
     "ratio_pairs",
     "ratio_by_process",
+    # The medians of the paired calls' own times, target and baseline, pooled like the ratios:
+    # the ratio can be read against them, and they against the warm calls timed alone.
+    "pair_target_median_s",
+    "pair_baseline_median_s",
     "import_peak",
     "inputs_rss_before",
     "inputs_peak",
@@ -70,6 +74,16 @@ METRIC_FIELDS = [
     "warm_peak",
     "warm_peak_over_baseline",
     "warm_peak_over_inputs",
+    # What glibc's malloc holds before the first call, after it and after the warm calls
+    # (mallinfo2, read in the worker; blank under jemalloc): bytes in use by the program
+    # (uordblks + hblkhd) and bytes it freed that malloc keeps in its arenas (fordblks). See
+    # measure.heap.
+    "inputs_heap_in_use",
+    "inputs_heap_free_kept",
+    "cold_heap_in_use",
+    "cold_heap_free_kept",
+    "warm_heap_in_use",
+    "warm_heap_free_kept",
     "watched_peak_rss",
     "hwm_reset",
     "max_rel_error",
@@ -82,16 +96,47 @@ INT_COLUMNS = ("paths", "inputs", "batch", "outputs", "steps", "seed", "chunk_si
                "mem_cap", "repeats", "ratio_processes", "warm_n", "ratio_pairs")  # fmt: skip
 FLOAT_COLUMNS = ("spot", "vol", "drift", "maturity", "timeout", "predicted_peak", "import_s",
                  "inputs_s", "cold_s", "warm_median_s", "warm_min_s", "warm_max_s",
-                 "ratio_median", "ratio_lo", "ratio_hi", "import_peak", "inputs_rss_before",
+                 "ratio_median", "ratio_lo", "ratio_hi", "pair_target_median_s",
+                 "pair_baseline_median_s", "import_peak", "inputs_rss_before",
                  "inputs_peak", "cold_rss_before", "cold_peak", "cold_peak_over_baseline",
                  "warm_rss_before", "warm_peak", "warm_peak_over_baseline",
-                 "warm_peak_over_inputs", "watched_peak_rss", "max_rel_error",
+                 "warm_peak_over_inputs", "inputs_heap_in_use", "inputs_heap_free_kept",
+                 "cold_heap_in_use", "cold_heap_free_kept",
+                 "warm_heap_in_use", "warm_heap_free_kept", "watched_peak_rss", "max_rel_error",
                  "wall_s")  # fmt: skip
 
 
 def _header(path: Path) -> list[str]:
     with open(path, newline="") as f:
         return next(csv.reader(f), [])
+
+
+def older(header: list[str]) -> bool:
+    """Whether a header is this version's with some columns missing, in this version's order:
+    a file written before those columns existed (they read as blank, and the first row
+    appended rewrites the file with every column)."""
+    return (
+        header[:2] == ["key", "env"]
+        and len(header) < len(COLUMNS)
+        and header == [c for c in COLUMNS if c in set(header)]
+    )
+
+
+def upgrade(path: Path) -> None:
+    """Rewrite an older file (see older) with this version's header, its rows unchanged and
+    the new columns blank; atomically, so a kill leaves the old file or the new one."""
+    if not path.exists() or path.stat().st_size == 0 or _header(path) == COLUMNS:
+        return
+    check(path)
+    with open(path, newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r.get("key") and None not in r]
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, restval="", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(buf.getvalue())
+    os.replace(tmp, path)
 
 
 def check(path: Path) -> None:
@@ -107,7 +152,7 @@ def check(path: Path) -> None:
         header = _header(path)
     except (UnicodeDecodeError, csv.Error):
         header = []
-    if header == COLUMNS:
+    if header == COLUMNS or older(header):
         return
     if {"key", "env", "framework", "strategy", "status"} <= set(header):
         raise UsageError(
@@ -133,8 +178,9 @@ def repair(path: Path) -> None:
 def read_rows(path: Path) -> list[dict[str, str]]:
     """Rows of a results CSV (whole rows only); UsageError if it is not one."""
     check(path)
+    blank = dict.fromkeys(COLUMNS, "")
     with open(path, newline="") as f:
-        return [r for r in csv.DictReader(f) if r.get("key") and None not in r]
+        return [blank | r for r in csv.DictReader(f) if r.get("key") and None not in r]
 
 
 def typed_rows(path: Path) -> list[dict[str, Any]]:
@@ -158,6 +204,7 @@ def keys(path: Path) -> set[str]:
 
 def append_row(path: Path, row: dict[str, Any]) -> None:
     """Append one row with a single write (header first if the file is new)."""
+    upgrade(path)
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
     if not path.exists() or path.stat().st_size == 0:

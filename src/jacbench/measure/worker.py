@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jacbench.constants import TOLERANCE
+from jacbench.measure import heap
 from jacbench.measure.memory import PhaseMemory, measure_phase
 
 
@@ -79,10 +80,13 @@ def _timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
-# Pairs of calls made even past the budget (up to the repeats), as long as the pairs so far
-# took less than MIN_PAIRS_WITHIN_S: the spread of one or two pairs would be no spread at all,
-# and a target slow enough to need longer (a reverse loop at large N) is not worth a ratio's
-# minutes.
+# Past the warm-call budget a worker still makes MIN_CALLS warm calls and MIN_CALLS pairs (a
+# median of one or two calls has no spread to speak of), unless one warm call takes
+# LONG_CALL_S or more: then it stops where the budget does, and the row's warm_n says how many
+# it made. Pairs are always made MIN_CALLS times, a ratio from fewer being no ratio, and up to
+# MIN_PAIRS while the pairs so far took less than MIN_PAIRS_WITHIN_S.
+MIN_CALLS = 3
+LONG_CALL_S = 30.0
 MIN_PAIRS = 5
 MIN_PAIRS_WITHIN_S = 30.0
 
@@ -92,26 +96,56 @@ def _repeat(
     count: Callable[[], int],
     repeats: int,
     budget: float,
-    at_least: int = 1,
-    at_least_within: float = float("inf"),
+    at_least: int = MIN_CALLS,
+    unless_slower_than: float = LONG_CALL_S,
+    prefer: int = 0,
+    prefer_within: float = 0.0,
 ):
-    """Run body(i) at least once, then until repeats runs or the budget is spent; past the
-    budget, on to at_least runs while less than at_least_within seconds have gone."""
+    """Run body(i) until repeats runs or the budget is spent, but past the budget on to
+    at_least runs while no run took unless_slower_than seconds or more, and on to prefer runs
+    while less than prefer_within seconds have gone."""
     start = time.perf_counter()
+    slowest = 0.0
     i = 0
     while count() < repeats:
         spent = time.perf_counter() - start
-        more = count() < at_least and spent < at_least_within
-        if count() > 0 and spent >= budget and not more:
-            break
+        n = count()
+        if n > 0 and spent >= budget:
+            owed = n < at_least and slowest < unless_slower_than
+            wanted = n < prefer and spent < prefer_within
+            if not (owed or wanted):
+                break
+        began = time.perf_counter()
         body(i)
+        slowest = max(slowest, time.perf_counter() - began)
         i += 1
 
 
-def paired_ratios(call, baseline, repeats: int, budget: float) -> list[float]:
-    """Time over baseline time for pairs of calls made one right after the other, the order
-    alternating (A B, B A, ...) so that neither always runs on the other's warm caches."""
-    ratios: list[float] = []
+class Pairs:
+    """Calls of a target and its baseline made one right after the other, the order alternating
+    (A B, B A, ...) so that neither always runs on the other's warm caches: each pair's times
+    and their ratio."""
+
+    def __init__(self):
+        self.target: list[float] = []
+        self.baseline: list[float] = []
+
+    @property
+    def ratios(self) -> list[float]:
+        return [a / b for a, b in zip(self.target, self.baseline, strict=True)]
+
+    def fields(self) -> dict[str, list[float]]:
+        """What the worker reports: the ratios and both sides' times (the runner pools them)."""
+        return {
+            "ratio_values": self.ratios,
+            "pair_target_values": self.target,
+            "pair_baseline_values": self.baseline,
+        }
+
+
+def paired_calls(call, baseline, repeats: int, budget: float) -> Pairs:
+    """At least MIN_CALLS pairs of calls, whatever they take; see _repeat for the rest."""
+    pairs = Pairs()
 
     def pair(i: int) -> None:
         if i % 2 == 0:
@@ -120,10 +154,18 @@ def paired_ratios(call, baseline, repeats: int, budget: float) -> list[float]:
         else:
             b = _timed(baseline)
             a = _timed(call)
-        ratios.append(a / b)
+        pairs.target.append(a)
+        pairs.baseline.append(b)
 
-    _repeat(pair, lambda: len(ratios), repeats, budget, MIN_PAIRS, MIN_PAIRS_WITHIN_S)
-    return ratios
+    _repeat(pair, lambda: len(pairs.target), repeats, budget, at_least=MIN_CALLS,
+            unless_slower_than=float("inf"), prefer=MIN_PAIRS,
+            prefer_within=MIN_PAIRS_WITHIN_S)  # fmt: skip
+    return pairs
+
+
+def paired_ratios(call, baseline, repeats: int, budget: float) -> list[float]:
+    """Time over baseline time for the pairs of paired_calls."""
+    return paired_calls(call, baseline, repeats, budget).ratios
 
 
 def _emit(rec: dict[str, Any]) -> None:
@@ -156,15 +198,16 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
             None if target.kind == "callable" else target.make_case(spec["problem"], spec["params"])
         )
         if spec.get("paired_only"):
-            call = target.build(case)
+            call = heap.trimming(target.build(case))
             call()
-            rec["ratio_values"] = _paired(baseline, case, call, repeats, budget)
+            rec.update(_paired(baseline, case, call, repeats, budget).fields())
             rec["status"] = "ok"
             return rec
 
         t0 = time.perf_counter()
-        call, mem = measure_phase(lambda: target.build(case))
+        call, mem = measure_phase(lambda: heap.trimming(target.build(case)))
         rec.update(inputs_s=time.perf_counter() - t0, **_memory_fields("inputs", mem))
+        rec.update(heap.heap_fields("inputs"))  # what malloc holds before the first call
         resets.append(mem.reset)
 
         t0 = time.perf_counter()
@@ -181,10 +224,11 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
                     f"max relative error {error:.2e} against the closed form exceeds {tol:.0e}"
                 )
         del result
+        rec.update(heap.heap_fields("cold"))
 
         times: list[float] = []
         _, mem = measure_phase(
-            lambda: _repeat(lambda i: times.append(_timed(call)), times.__len__, repeats, budget)
+            lambda: _repeat(lambda i: times.append(_timed(call)), times.__len__, repeats, budget),
         )
         resets.append(mem.reset)
         rec.update(
@@ -197,12 +241,13 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
             warm_max_s=max(times),
             **_memory_fields("warm", mem),
         )
+        rec.update(heap.heap_fields("warm"))
         rec["status"] = "ok"
         if baseline is not None:
             if emit:
                 emit({**rec, "hwm_reset": all(resets)})  # a kill in the paired calls keeps this
             try:
-                rec["ratio_values"] = _paired(baseline, case, call, repeats, budget)
+                rec.update(_paired(baseline, case, call, repeats, budget).fields())
             except Exception as e:  # noqa: BLE001 - the measurement stands without its ratio
                 rec["message"] = f"ratio to {baseline.text} not measured: {type(e).__name__}: {e}"
     except BaseException as e:  # noqa: BLE001 - any failure of the case is its result
@@ -213,11 +258,11 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
     return rec
 
 
-def _paired(baseline, case, call, repeats: int, budget: float) -> list[float]:
+def _paired(baseline, case, call, repeats: int, budget: float) -> Pairs:
     """Build the baseline (its first call untimed, as the target's was) and pair the calls."""
     simulate = baseline.build(case)
     simulate()
-    return paired_ratios(call, simulate, repeats, budget)
+    return paired_calls(call, simulate, repeats, budget)
 
 
 def _die_with_parent() -> None:
