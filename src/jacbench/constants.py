@@ -19,6 +19,11 @@ TOLERANCE = {"float32": 1e-4, "float64": 1e-10}
 # The allocators a case can run under: glibc's malloc as it comes, glibc with its mmap threshold
 # fixed at 64 KiB (every larger block a mapping of its own, returned when freed), and jemalloc.
 ALLOCATORS = ("glibc", "glibc-mmap", "jemalloc")
+# Variants of glibc run on request, to tell memory the program holds from memory malloc keeps
+# (the worker reads mallinfo2 under each glibc): one arena only, which rules out per-thread
+# arenas as the keeper, and malloc_trim(0) after every call, which gives back what is kept.
+# The chapters' tables and figures go over ALLOCATORS only.
+ALLOCATOR_EXPERIMENTS = ("glibc-arena1", "glibc-trim")
 
 # What became of one measurement.
 STATUSES = ("ok", "memory-cap", "timeout", "error", "skipped-predicted")

@@ -20,8 +20,9 @@ from typing import Any
 
 import psutil
 
-from jacbench.constants import ALLOCATORS, GIB
+from jacbench.constants import ALLOCATOR_EXPERIMENTS, ALLOCATORS, GIB
 from jacbench.errors import UsageError
+from jacbench.measure.heap import TRIM_VARIABLE
 from jacbench.measure.worker import thread_environment
 
 JEMALLOC_PATHS = (
@@ -30,6 +31,13 @@ JEMALLOC_PATHS = (
 )
 # glibc-mmap: every allocation above 64 KiB is its own mapping, returned to the kernel on free.
 MMAP_THRESHOLD = "65536"
+# glibc-trim sets no MALLOC_TRIM_THRESHOLD_: setting it would also fix the mmap threshold at its
+# initial 128 KiB (glibc stops adjusting both), and the variant would be glibc-mmap by another
+# name. It asks the worker for malloc_trim(0) after each call instead (see measure.heap).
+EXPERIMENT_ENVIRONMENT = {
+    "glibc-arena1": {"MALLOC_ARENA_MAX": "1"},
+    "glibc-trim": {TRIM_VARIABLE: "1"},
+}
 POLL_S = 0.02
 
 
@@ -55,7 +63,10 @@ def allocator_environment(allocator: str) -> dict[str, str]:
         if path is None:
             raise UsageError("allocator jemalloc needs Debian's libjemalloc2 (apt-get install)")
         return {"LD_PRELOAD": path}
-    raise UsageError(f"unknown allocator {allocator!r}; choose one of: {', '.join(ALLOCATORS)}")
+    if allocator in ALLOCATOR_EXPERIMENTS:
+        return dict(EXPERIMENT_ENVIRONMENT[allocator])
+    valid = ", ".join(ALLOCATORS + ALLOCATOR_EXPERIMENTS)
+    raise UsageError(f"unknown allocator {allocator!r}; choose one of: {valid}")
 
 
 @dataclass

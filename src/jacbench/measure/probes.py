@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import time
 
 import numpy as np
 
 MB = 10**6
+# Blocks the heap probe allocates: below every mmap threshold (glibc-mmap's is 64 KiB), above
+# the sizes glibc's tcache and fastbins hold, and nine whole pages wide, which malloc_trim can
+# give back; and how many of them stay in use (as many more are freed between them).
+BLOCK = 40_000
+BLOCKS_HELD = 500
+_held: list[int] = []
 
 
 def allocate_400mb() -> int:
@@ -51,3 +58,23 @@ def report_then_allocate() -> None:
     the harness kills the process: what was reported must stand."""
     print('\n{"status": "ok", "message": "", "cold_s": 0.5, "warm_median_s": 0.25}', flush=True)
     allocate_forever()
+
+
+def free_every_other_block() -> int:
+    """With the process's malloc, allocate and touch 2 x BLOCKS_HELD blocks of BLOCK bytes and
+    free every other one: 20 MB stay in use (held until the next call frees them) and 20 MB are
+    free between them, kept by malloc, as no two of the holes can merge. Returns the bytes held."""
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    for p in _held:
+        libc.free(p)
+    _held.clear()
+    blocks = [libc.malloc(BLOCK) for _ in range(2 * BLOCKS_HELD)]
+    for p in blocks:
+        ctypes.memset(p, 1, BLOCK)
+    for p in blocks[::2]:
+        libc.free(p)
+    _held.extend(blocks[1::2])  # the last block is held: no hole borders malloc's top chunk
+    return BLOCKS_HELD * BLOCK

@@ -1,0 +1,81 @@
+"""What glibc's malloc holds after a phase: memory in use against memory freed but kept.
+
+The resident peak alone cannot tell a program that holds its memory from an allocator that
+keeps what the program freed; mallinfo2 can. The worker reads it before the first call, after it
+and after the warm calls, and only where glibc's malloc is the one in use: under a preloaded
+allocator (jemalloc) it would describe glibc's own heap, which nothing allocates from. Where it
+cannot be read (another libc, a glibc before 2.33) nothing is recorded and the case goes on.
+
+An allocator variant may also ask, through TRIM_VARIABLE in the worker's environment, for
+malloc_trim(0) after every call of the target, to see how much of what glibc keeps it gives
+back to the kernel when asked.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from collections.abc import Callable
+from typing import Any
+
+# Set to "1" by the harness for an allocator that trims after every call (see harness).
+TRIM_VARIABLE = "JACBENCH_MALLOC_TRIM"
+
+_FIELDS = ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+           "fordblks", "keepcost")  # fmt: skip
+
+
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in _FIELDS]
+
+
+def _address(fn: Any) -> int | None:
+    return ctypes.cast(fn, ctypes.c_void_p).value
+
+
+def glibc() -> ctypes.CDLL | None:
+    """glibc with mallinfo2 and malloc_trim typed, if it is the malloc this process uses."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallinfo2.restype = _Mallinfo2
+        libc.mallinfo2.argtypes = []
+        libc.malloc_trim.restype = ctypes.c_int
+        libc.malloc_trim.argtypes = [ctypes.c_size_t]
+        # The malloc every library calls is the first one in the global scope: glibc's
+        # unless another allocator was preloaded.
+        if _address(ctypes.CDLL(None).malloc) != _address(libc.malloc):
+            return None
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+def heap_fields(prefix: str) -> dict[str, int]:
+    """{prefix}_heap_in_use: bytes malloc has handed out and not had back (uordblks, in its
+    arenas, plus hblkhd, in mappings of their own); {prefix}_heap_free_kept: bytes freed but
+    kept in the arenas (fordblks), resident or, after malloc_trim, given back page by page while
+    still counted. Empty where glibc's malloc is not in use or mallinfo2 is missing."""
+    libc = glibc()
+    if libc is None:
+        return {}
+    info = libc.mallinfo2()
+    return {
+        f"{prefix}_heap_in_use": info.uordblks + info.hblkhd,
+        f"{prefix}_heap_free_kept": info.fordblks,
+    }
+
+
+def trimming(call: Callable[[], Any]) -> Callable[[], Any]:
+    """call, followed by malloc_trim(0) where the environment asks for it (and glibc's malloc
+    is in use); otherwise call itself. The trim is timed with the call: it is what the variant
+    costs."""
+    libc = glibc() if os.environ.get(TRIM_VARIABLE) == "1" else None
+    if libc is None:
+        return call
+
+    def trimmed() -> Any:
+        value = call()
+        libc.malloc_trim(0)
+        return value
+
+    return trimmed
