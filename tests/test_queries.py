@@ -196,3 +196,15 @@ def test_a_file_from_before_some_columns_existed_reads_and_is_upgraded_on_append
         f.write(",".join(older[::-1]) + "\n")
     with pytest.raises(UsageError, match="another version"):
         data.load(path)
+
+
+def test_the_simulations_that_measure_drawing_are_left_out_of_the_figures(df):
+    # A drawing simulation's row beside the fixture's: gone from what the figures read, while
+    # every other row stays.
+    extra = df[(df["framework"] == "torch") & (df["strategy"] == "simulation:eager")].copy()
+    extra["strategy"] = "simulation:blocked-draws"
+    rows = pd.concat([df, extra], ignore_index=True)
+    kept = queries.without_draws(rows)
+    assert len(kept) == len(df) and "simulation:blocked-draws" not in set(kept["strategy"])
+    tf = df[df["framework"] == "tensorflow"].head(1).assign(strategy="simulation:xla-draws")
+    assert queries.without_draws(tf).empty

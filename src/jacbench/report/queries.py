@@ -13,6 +13,7 @@ import pandas as pd
 
 from jacbench.measure.targets import SimulationTarget, parse
 from jacbench.report import formats
+from jacbench.strategies import catalog
 
 # The conditions the chapters compare strategies under unless they say otherwise.
 BASE = {"dtype": "float32", "allocator": "glibc"}
@@ -35,6 +36,14 @@ def gbm(df: pd.DataFrame, target: str | tuple = "strategy", **conditions) -> pd.
     strategy and N."""
     rows = where(df, problem="gbm", target=target, **{**BASE, **conditions})
     return rows.sort_values(["framework", "strategy", "paths"])
+
+
+def without_draws(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows less the simulations that measure drawing the random numbers (strategies.draws):
+    they are no yardstick of a Jacobian, and a figure of the simulations leaves them out."""
+    names = zip(rows["framework"], rows["strategy"], strict=True)
+    drawing = [(t := parse(*n)).kind == "simulation" and catalog.is_draw(t.name) for n in names]
+    return rows[~pd.Series(drawing, index=rows.index, dtype=bool)]
 
 
 def wide(df: pd.DataFrame, problem: str = "moments", **conditions) -> pd.DataFrame:

@@ -229,6 +229,11 @@ def draw_names(framework: str, executions: list[str]) -> list[str]:
     return extra + (list(TENSORFLOW_DRAWS) if framework == "tensorflow" else [])
 
 
+def is_draw(name: str) -> bool:
+    """Whether a simulation's name is one of those that measure drawing (any framework)."""
+    return name == BLOCKED_DRAWS or name in TENSORFLOW_DRAWS
+
+
 def draws_own(name: str) -> bool:
     """Whether the simulation draws its own normals: its case need hold none."""
     return name in TENSORFLOW_DRAWS

@@ -20,7 +20,7 @@ from jacbench.report.figures.style import (
     strategy_colours,
     style,
 )
-from jacbench.report.queries import where
+from jacbench.report.queries import where, without_draws
 from jacbench.strategies import registry
 
 
@@ -31,7 +31,7 @@ def _label(row: dict) -> str:
 def _gbm(df: pd.DataFrame, **conditions) -> list[dict]:
     """GBM Jacobian rows (strategies and simulations) as records, by framework, strategy, N."""
     rows = where(df, **{"problem": "gbm", "target": ("strategy", "simulation"), **conditions})
-    return records(rows.sort_values(["framework", "strategy", "paths"]))
+    return records(without_draws(rows).sort_values(["framework", "strategy", "paths"]))
 
 
 def _mib(row: dict) -> float:

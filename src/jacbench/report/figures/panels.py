@@ -22,7 +22,7 @@ from jacbench.measure.targets import parse
 from jacbench.report.data import records
 from jacbench.report.figures.labels import limit_text, place_labels
 from jacbench.report.figures.style import FAILED_MARKERS, FAILED_WORDS, log_axes, plt, style
-from jacbench.report.queries import where
+from jacbench.report.queries import where, without_draws
 from jacbench.strategies import registry
 
 # One colour per family (Okabe-Ito, distinguishable with the common colour-vision deficiencies).
@@ -82,6 +82,7 @@ def _rows(df: pd.DataFrame, framework: str, dtype: str, allocator: str) -> pd.Da
     measured a case under several caps."""
     rows = where(df, problem="gbm", target=("strategy", "simulation"), framework=framework,
                  dtype=dtype, allocator=allocator)  # fmt: skip
+    rows = without_draws(rows)
     rank = rows["status"].map(_RANK).fillna(2)
     # The larger cap or timeout wins a tie: the case that had the more room to finish.
     order = rows.assign(_rank=rank, _cap=-rows["mem_cap"].fillna(0), _time=-rows["timeout"])
