@@ -66,3 +66,17 @@ def test_unknown_method_lists_the_valid_ones():
     with pytest.raises(UsageError, match="jax/hvp"):
         registry.get("jax", "newton")
     assert parse("jax", "second:hvp").record is registry.get("jax", "hvp")
+
+
+def test_jax_greeks_as_installed_use_ynnpack_and_the_variant_does_not():
+    # In float32 YNNPACK's reduction over the time axis stops scaling past the cache (36.6 s
+    # at N = 10^6 against 4.3 s in float64); see jax_second. Both compile float32 code only.
+    from jacbench.second import jax_second
+    from jacbench.strategies import jax_gbm
+
+    args = jax_gbm._args(GBM["float32"])
+    assert {a.dtype for a in args} == {np.dtype("float32")}
+    installed = jax_second._greeks.lower(*args).compile().as_text()
+    variant = jax_second._greeks_no_ynn.lower(*args).compile().as_text()
+    assert "__ynn_fusion" in installed and "__ynn_fusion" not in variant
+    assert "f64[" not in installed and "f64[" not in variant

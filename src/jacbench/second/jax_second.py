@@ -40,8 +40,7 @@ def build_diagonal(case: MomentsCase) -> Callable[[], np.ndarray]:
     return lambda: np.asarray(_hvp(x, ones))
 
 
-@jax.jit
-def _greeks(spot, vol, z, t, drift):
+def _greeks_of(spot, vol, z, t, drift):
     n = z.shape[1]
 
     def pathwise(sp, vp):
@@ -56,6 +55,23 @@ def _greeks(spot, vol, z, t, drift):
     return jnp.stack([d_spot_vol, d_vol_vol], axis=1)
 
 
+# jaxlib 0.10.2 hands the reductions over the time axis of the reverse pass to YNNPACK
+# ("__ynn_fusion"). In float32 the one that sums an (M+1, N) array times two vectors of the time
+# axis (the last step's cotangent and the time grid) stops scaling with N once the array
+# outgrows the cache: 0.05 s at N = 10^5, 1.5 s at 2 x 10^5, 39 s at 10^6, where XLA's own loop
+# emitter takes 0.01, 0.03 and 0.11 s (float64: 0.7 s against 0.25 s at 10^6). The Greeks took
+# 36.6 s at 10^6 in float32, 4.3 s in float64. "greeks" is JAX as installed; "greeks-no-ynn"
+# the same function compiled without YNNPACK (--xla_cpu_experimental_ynn_fusion_type=).
+NO_YNN_FUSION = {"xla_cpu_experimental_ynn_fusion_type": ""}
+_greeks = jax.jit(_greeks_of)
+_greeks_no_ynn = jax.jit(_greeks_of, compiler_options=NO_YNN_FUSION)
+
+
 def build_greeks(case: GBMCase) -> Callable[[], np.ndarray]:
     args = jax_gbm._args(case)
     return lambda: np.asarray(_greeks(*args))
+
+
+def build_greeks_no_ynn(case: GBMCase) -> Callable[[], np.ndarray]:
+    args = jax_gbm._args(case)
+    return lambda: np.asarray(_greeks_no_ynn(*args))

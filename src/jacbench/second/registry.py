@@ -135,6 +135,11 @@ METHODS: tuple[Method, ...] = (
     Method("jax", "greeks", "greeks",
            "Per-path second-order Greeks: jax.jvp in vol over the pathwise jax.grad, under jit.",
            M(arrays=6, fixed_mib=75)),
+    # jaxlib 0.10.2's YNNPACK reduction over the time axis stops scaling in float32 beyond
+    # about 10^5 paths (jax_second): the same method without it, beside JAX as installed.
+    Method("jax", "greeks-no-ynn", "greeks",
+           "The per-path Greeks of greeks compiled with XLA's YNNPACK fusion off "
+           "(--xla_cpu_experimental_ynn_fusion_type=).", M(arrays=6, fixed_mib=75)),
 )  # fmt: skip
 
 
