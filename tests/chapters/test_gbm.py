@@ -541,3 +541,12 @@ def test_the_costs_table_reads_each_strategy_against_one_baseline_too(small):
     assert ratio == pytest.approx(0.000338 / 0.000175, rel=0.01)
     assert chapter.times_cell(ratio) == "1.9×"
     assert chapter.times_cell(2310.4) == "2310×" and chapter.times_cell(None) == "–"
+
+
+def test_the_chapter_says_where_ratios_come_from_several_processes(small):
+    # The fixture's ratios all come from one worker each.
+    assert chapter.processes_phrase(small) == "in that process only"
+    df = small.copy()
+    _set(df, "torch", "jvp", 100_000, ratio_processes=3)
+    _set(df, "torch", "jvp", 10_000, ratio_processes=2)
+    assert chapter.processes_phrase(df) == "at N = 10,000 and 100,000 in up to three such processes"

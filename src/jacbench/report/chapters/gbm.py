@@ -95,6 +95,24 @@ def costs(df: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)
 
 
+def processes_phrase(df: pd.DataFrame) -> str:
+    """Where the ratios come from more than one worker process, as the chapter says it: 'at
+    N = 100,000 and 1,000,000 in three such processes' (the largest count), or 'in that
+    process only' where no ratio was measured in more than one."""
+    timed = queries.gbm(df, status="ok").dropna(subset=["ratio_median"])
+    more = timed[timed["ratio_processes"] > 1]
+    if more.empty:
+        return "in that process only"
+    sizes = sorted({int(n) for n in more["paths"]})
+    count = int(more["ratio_processes"].max())
+    words = {2: "two", 3: "three", 4: "four", 5: "five"}
+    where = " and ".join(
+        [", ".join(formats.count(n) for n in sizes[:-1]), formats.count(sizes[-1])]
+        if len(sizes) > 1 else [formats.count(sizes[0])]
+    )  # fmt: skip
+    return f"at N = {where} in up to {words.get(count, str(count))} such processes"
+
+
 def ratio_cell(row: pd.Series) -> str:
     """'2.6× [2.3–2.8]', whole numbers from 10× up ('2310× [1996–2525]'); '–' unmeasured."""
     big = not formats.missing(row["ratio_median"]) and row["ratio_median"] >= 10

@@ -1,0 +1,81 @@
+"""How far a ratio travels (chapter 4): the side-by-side ratios at one N measured on two
+occasions, the reference dataset and a second sweep of the same cases in another session, and
+how much each moved between them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from jacbench.report import data, dataset, formats, queries
+
+# The second occasion: the efficient profile's cases (the standard profile's at N = 10^6),
+# measured again beside the reference dataset (jacbench sweep --profile efficient --out ...).
+SECOND = dataset.FOLDER / "efficient.csv"
+
+
+def second_occasion(results: str | Path, root: Path = Path(".")) -> pd.DataFrame | None:
+    """The second occasion's rows when the book is built from the reference dataset and the
+    file is there; None otherwise (a book from one's own sweep has one occasion)."""
+    results, second = Path(results), Path(root) / SECOND
+    reference = (Path(root) / dataset.RESULTS).resolve()
+    if results.resolve() != reference or not second.exists():
+        return None
+    return data.load(second)
+
+
+def moved(first: pd.DataFrame, second: pd.DataFrame, paths: int) -> pd.DataFrame:
+    """Every strategy timed against its simulation at N = paths on both occasions: both
+    ratios with their spreads, the second's median over the first's ("moved") and whether the
+    second's median lies inside the first's spread ("inside"), by framework and strategy."""
+    rows = []
+    for _, a in queries.gbm(first, paths=paths, status="ok").iterrows():
+        same = {k: a[k] for k in ("framework", "strategy", "dtype", "allocator")}
+        b = queries.one(second, problem="gbm", paths=paths, status="ok", **same)
+        if formats.missing(a["ratio_median"]) or b is None or formats.missing(b["ratio_median"]):
+            continue
+        rows.append({
+            "framework": a["framework"], "strategy": a["strategy"], "first": a, "second": b,
+            "moved": b["ratio_median"] / a["ratio_median"],
+            "inside": bool(a["ratio_lo"] <= b["ratio_median"] <= a["ratio_hi"]),
+        })  # fmt: skip
+    return pd.DataFrame(rows, columns=["framework", "strategy", "first", "second", "moved",
+                                       "inside"])  # fmt: skip
+
+
+def largest_move(table: pd.DataFrame) -> dict | None:
+    """The ratio that moved most between the occasions, either way: its row with "factor"
+    (at least 1: 1.3 for a ratio 30 % higher or 23 % lower); None for an empty table."""
+    if table.empty:
+        return None
+    factor = table["moved"].map(lambda m: max(m, 1 / m))
+    row = table.loc[factor.idxmax()]
+    return {**row.to_dict(), "factor": float(factor.max())}
+
+
+def outside_phrase(table: pd.DataFrame) -> str | None:
+    """'5 of the 17 second-occasion medians lie outside the first occasion's spread'; None
+    for an empty table."""
+    if table.empty:
+        return None
+    out, n = int((~table["inside"]).sum()), len(table)
+    noun = "median lies" if out == 1 else "medians lie"
+    return f"{out} of the {n} second-occasion {noun} outside the first occasion's spread"
+
+
+def sentence(table: pd.DataFrame | None, paths: int | None) -> str:
+    """What the two occasions say, as one or two sentences for the chapter."""
+    top = largest_move(table) if table is not None else None
+    if top is None:
+        return (
+            "This book's dataset has one occasion only (a second is measured beside the "
+            "reference dataset), so how far its ratios travel is not measured here."
+        )
+    name = f"{top['framework']}/{top['strategy']}"
+    return (
+        f"Between the two occasions the medians at N = {formats.count(paths)} moved by up to "
+        f"{top['factor']:.2f}× ({name}: {formats.times(top['first']['ratio_median'], 2)} then "
+        f"{formats.times(top['second']['ratio_median'], 2)}), and {outside_phrase(table)}. "
+        "A difference between two strategies smaller than that is no ground for ranking them."
+    )

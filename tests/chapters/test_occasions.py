@@ -1,0 +1,65 @@
+"""How far a ratio travels: the ratios of two occasions set side by side (chapter 4)."""
+
+import shutil
+
+import pytest
+
+from jacbench.report import dataset
+from jacbench.report.chapters import occasions
+
+
+def _set(df, framework, strategy, paths, **values):
+    mask = (df["framework"] == framework) & (df["strategy"] == strategy) & (df["paths"] == paths)
+    assert mask.sum() == 1
+    for column, value in values.items():
+        df.loc[mask, column] = value
+
+
+def test_each_ratio_is_set_beside_its_second_occasion(small):
+    second = small.copy()
+    # PyTorch's pathwise gradient at N = 1,000: 2.35x [2.12-3.15] first, 4.70x the second time;
+    # JAX's jvp 1.30x first, 0.87x (1.5 times lower) the second; every other ratio unchanged.
+    _set(second, "torch", "pathwise", 1000, ratio_median=4.696102)
+    _set(second, "jax", "jvp", 1000, ratio_median=1.304542 / 1.5)
+    table = occasions.moved(small, second, 1000)
+    assert len(table) == 20  # every strategy with a ratio at N = 1,000 in the fixture
+    row = table[(table["framework"] == "torch") & (table["strategy"] == "pathwise")].iloc[0]
+    assert row["moved"] == pytest.approx(2.0) and not row["inside"]
+    jvp = table[(table["framework"] == "jax") & (table["strategy"] == "jvp")].iloc[0]
+    assert jvp["moved"] == pytest.approx(1 / 1.5) and not jvp["inside"]  # below 1.17, its low
+    assert table["inside"].sum() == 18
+    top = occasions.largest_move(table)
+    assert (top["framework"], top["strategy"]) == ("torch", "pathwise")
+    assert top["factor"] == pytest.approx(2.0)
+    assert occasions.outside_phrase(table) == (
+        "2 of the 20 second-occasion medians lie outside the first occasion's spread"
+    )
+    text = occasions.sentence(table, 1000)
+    assert text.startswith("Between the two occasions the medians at N = 1,000 moved by up to "
+                           "2.00× (torch/pathwise: 2.35× then 4.70×), and 2 of the 20")  # fmt: skip
+    # A second occasion that lacks a case, or did not finish it, leaves it out.
+    _set(second, "torch", "pathwise", 1000, status="memory-cap")
+    assert len(occasions.moved(small, second, 1000)) == 19
+    # Moving the other way counts as much: 1.5 times lower is the largest move now.
+    assert occasions.largest_move(occasions.moved(small, second, 1000))["factor"] == pytest.approx(
+        1.5
+    )
+
+
+def test_one_occasion_says_so(small):
+    assert occasions.largest_move(occasions.moved(small, small.iloc[0:0], 1000)) is None
+    assert "one occasion only" in occasions.sentence(None, None)
+    assert occasions.outside_phrase(occasions.moved(small, small, 5)) is None
+
+
+def test_the_second_occasion_is_read_only_beside_the_reference_dataset(small_results, tmp_path):
+    # A book from one's own sweep has no second occasion, even where the file exists.
+    (tmp_path / dataset.FOLDER).mkdir(parents=True)
+    reference = tmp_path / dataset.RESULTS
+    assert occasions.second_occasion(small_results, tmp_path) is None
+    shutil.copy(small_results, reference)
+    assert occasions.second_occasion(reference, tmp_path) is None  # no second file yet
+    shutil.copy(small_results, tmp_path / occasions.SECOND)
+    second = occasions.second_occasion(reference, tmp_path)
+    assert second is not None and len(second) == 49
+    assert occasions.second_occasion(small_results, tmp_path) is None
