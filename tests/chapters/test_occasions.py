@@ -23,6 +23,7 @@ def test_each_ratio_is_set_beside_its_second_occasion(small):
     _set(second, "jax", "jvp", 1000, ratio_median=1.304542 / 1.5)
     table = occasions.moved(small, second, 1000)
     assert len(table) == 20  # every strategy with a ratio at N = 1,000 in the fixture
+    assert list(dict.fromkeys(table["framework"])) == ["torch", "tensorflow", "jax", "numpy"]
     row = table[(table["framework"] == "torch") & (table["strategy"] == "pathwise")].iloc[0]
     assert row["moved"] == pytest.approx(2.0) and not row["inside"]
     jvp = table[(table["framework"] == "jax") & (table["strategy"] == "jvp")].iloc[0]
@@ -35,8 +36,10 @@ def test_each_ratio_is_set_beside_its_second_occasion(small):
         "2 of the 20 second-occasion medians lie outside the first occasion's spread"
     )
     text = occasions.sentence(table, 1000)
-    assert text.startswith("Between the two occasions the medians at N = 1,000 moved by up to "
-                           "2.00× (torch/pathwise: 2.35× then 4.70×), and 2 of the 20")  # fmt: skip
+    assert text.startswith(
+        "Between the two occasions the medians at N = 1,000 moved by up to "
+        "2.00× (PyTorch's pathwise: 2.35× then 4.70×), and 2 of the 20"
+    )
     # A second occasion that lacks a case, or did not finish it, leaves it out.
     _set(second, "torch", "pathwise", 1000, status="memory-cap")
     assert len(occasions.moved(small, second, 1000)) == 19
@@ -56,10 +59,31 @@ def test_the_second_occasion_is_read_only_beside_the_reference_dataset(small_res
     # A book from one's own sweep has no second occasion, even where the file exists.
     (tmp_path / dataset.FOLDER).mkdir(parents=True)
     reference = tmp_path / dataset.RESULTS
-    assert occasions.second_occasion(small_results, tmp_path) is None
+    assert occasions.second_occasion(small_results) is None
     shutil.copy(small_results, reference)
-    assert occasions.second_occasion(reference, tmp_path) is None  # no second file yet
+    assert occasions.second_occasion(reference) is None  # no second file yet
     shutil.copy(small_results, tmp_path / occasions.SECOND)
-    second = occasions.second_occasion(reference, tmp_path)
+    second = occasions.second_occasion(reference)
     assert second is not None and len(second) == 49
-    assert occasions.second_occasion(small_results, tmp_path) is None
+    shutil.copy(small_results, tmp_path / "efficient.csv")  # beside a file of another name
+    assert occasions.second_occasion(tmp_path / "efficient.csv") is None
+
+
+def test_a_book_stages_the_second_occasion_beside_the_reference_only(small_results, tmp_path):
+    from jacbench.publish import book
+
+    root = tmp_path / "checkout"
+    (root / dataset.FOLDER).mkdir(parents=True)
+    reference = root / dataset.RESULTS
+    shutil.copy(small_results, reference)
+    shutil.copy(small_results, root / occasions.SECOND)
+    shutil.copy(small_results.with_suffix(".meta.json"), (root / occasions.SECOND).with_suffix(
+        ".meta.json"))  # fmt: skip
+    staged = book.stage_data(reference, tmp_path / "staging", root)
+    second = occasions.second_occasion(tmp_path / "staging" / staged)
+    assert second is not None and len(second) == 49
+    # A book from another file stages no second occasion.
+    other = root / "mine.csv"
+    shutil.copy(small_results, other)
+    staged = book.stage_data(other, tmp_path / "staging2", root)
+    assert occasions.second_occasion(tmp_path / "staging2" / staged) is None

@@ -26,6 +26,7 @@ from jacbench.measure import crossover, profiles, runner, store
 from jacbench.publish.execution import BookError, declared, execute, execute_all
 from jacbench.publish.execution import say as _say
 from jacbench.report import dataset
+from jacbench.report.chapters import occasions
 
 # The chapters in reading order, as _toc.yml lists them: notebooks/NAME.md each.
 NOTEBOOKS = (
@@ -100,6 +101,11 @@ def stage_data(results: Path, staging: Path, root: Path | None = None) -> Path:
         meta = json.loads(meta_file.read_text()) if meta_file.exists() else {}
         meta["dataset"] = {"source": source, "reference": is_reference}
         meta_file.write_text(json.dumps(meta, indent=1))
+        second = Path(results).parent / occasions.SECOND.name
+        if is_reference and second.exists():  # chapter 4 sets its ratios beside the reference's
+            target = staging / occasions.staged_name(staged)
+            shutil.copy2(second, target)
+            shutil.copy2(store.meta_path(second), store.meta_path(target))
         generated = staging / "book" / "generated"
         generated.mkdir(parents=True, exist_ok=True)
         (generated / "dataset.md").write_text(dataset.describe(meta, source, is_reference) + "\n")

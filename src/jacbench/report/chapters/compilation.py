@@ -40,9 +40,12 @@ def compile_cost(row) -> tuple[float, bool]:
 
 
 def compile_cell(price: dict) -> str:
-    """The compile cost in a table cell or a sentence: '2.3 s', 'within noise (0.4 ms)'."""
+    """The compile cost in a table cell or a sentence: '2.3 s', 'within noise (0.4 ms)', or
+    'within noise' alone where the first call was the fastest of all."""
     cost = formats.time(price["compile"])
-    return f"within noise ({cost})" if price["compile_within_noise"] else cost
+    if not price["compile_within_noise"]:
+        return cost
+    return f"within noise ({cost})" if price["compile"] > 0 else "within noise"
 
 
 def compile_prices(df: pd.DataFrame, paths: int) -> list[dict]:

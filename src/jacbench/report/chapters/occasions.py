@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from jacbench.constants import FRAMEWORK_NAMES, FRAMEWORKS
 from jacbench.report import data, dataset, formats, queries
 
 # The second occasion: the efficient profile's cases (the standard profile's at N = 10^6),
@@ -15,20 +16,26 @@ from jacbench.report import data, dataset, formats, queries
 SECOND = dataset.FOLDER / "efficient.csv"
 
 
-def second_occasion(results: str | Path, root: Path = Path(".")) -> pd.DataFrame | None:
-    """The second occasion's rows when the book is built from the reference dataset and the
-    file is there; None otherwise (a book from one's own sweep has one occasion)."""
-    results, second = Path(results), Path(root) / SECOND
-    reference = (Path(root) / dataset.RESULTS).resolve()
-    if results.resolve() != reference or not second.exists():
-        return None
-    return data.load(second)
+def staged_name(results: Path) -> Path:
+    """Where a book's staging tree puts the second occasion: beside its staged results."""
+    return results.with_name(results.stem + ".second" + results.suffix)
+
+
+def second_occasion(results: str | Path) -> pd.DataFrame | None:
+    """The second occasion's rows when the results are the reference dataset (the committed
+    file, with efficient.csv beside it, or a book's staged copy, with the copy staged beside
+    it); None otherwise (a book from one's own sweep has one occasion)."""
+    results = Path(results)
+    is_reference = results.resolve().parts[-len(dataset.RESULTS.parts) :] == dataset.RESULTS.parts
+    second = results.parent / SECOND.name if is_reference else staged_name(results)
+    return data.load(second) if second.exists() else None
 
 
 def moved(first: pd.DataFrame, second: pd.DataFrame, paths: int) -> pd.DataFrame:
     """Every strategy timed against its simulation at N = paths on both occasions: both
     ratios with their spreads, the second's median over the first's ("moved") and whether the
-    second's median lies inside the first's spread ("inside"), by framework and strategy."""
+    second's median lies inside the first's spread ("inside"), framework by framework in the
+    book's order (strategies by name within one)."""
     rows = []
     for _, a in queries.gbm(first, paths=paths, status="ok").iterrows():
         same = {k: a[k] for k in ("framework", "strategy", "dtype", "allocator")}
@@ -40,8 +47,10 @@ def moved(first: pd.DataFrame, second: pd.DataFrame, paths: int) -> pd.DataFrame
             "moved": b["ratio_median"] / a["ratio_median"],
             "inside": bool(a["ratio_lo"] <= b["ratio_median"] <= a["ratio_hi"]),
         })  # fmt: skip
-    return pd.DataFrame(rows, columns=["framework", "strategy", "first", "second", "moved",
-                                       "inside"])  # fmt: skip
+    table = pd.DataFrame(rows, columns=["framework", "strategy", "first", "second", "moved",
+                                        "inside"])  # fmt: skip
+    order = table["framework"].map(FRAMEWORKS.index)
+    return table.iloc[order.argsort(kind="stable")].reset_index(drop=True)
 
 
 def largest_move(table: pd.DataFrame) -> dict | None:
@@ -72,7 +81,7 @@ def sentence(table: pd.DataFrame | None, paths: int | None) -> str:
             "This book's dataset has one occasion only (a second is measured beside the "
             "reference dataset), so how far its ratios travel is not measured here."
         )
-    name = f"{top['framework']}/{top['strategy']}"
+    name = f"{FRAMEWORK_NAMES[top['framework']]}'s {top['strategy']}"
     return (
         f"Between the two occasions the medians at N = {formats.count(paths)} moved by up to "
         f"{top['factor']:.2f}× ({name}: {formats.times(top['first']['ratio_median'], 2)} then "
