@@ -196,10 +196,10 @@ def test_a_kill_after_the_worker_reported_keeps_its_measurements():
 
 
 def test_paired_calls_alternate_their_order():
-    from jacbench.measure.worker import paired_ratios
+    from jacbench.measure.worker import paired_calls
 
     order = []
-    ratios = paired_ratios(lambda: order.append("A"), lambda: order.append("B"), 4, 60)
+    ratios = paired_calls(lambda: order.append("A"), lambda: order.append("B"), 4, 60).ratios
     assert "".join(order) == "ABBAABBA" and len(ratios) == 4
 
 

@@ -24,6 +24,8 @@ ALLOCATORS = ("glibc", "glibc-mmap", "jemalloc")
 # arenas as the keeper, and malloc_trim(0) after every call, which gives back what is kept.
 # The chapters' tables and figures go over ALLOCATORS only.
 ALLOCATOR_EXPERIMENTS = ("glibc-arena1", "glibc-trim")
+# Every allocator a case may name.
+ALL_ALLOCATORS = ALLOCATORS + ALLOCATOR_EXPERIMENTS
 
 # What became of one measurement.
 STATUSES = ("ok", "memory-cap", "timeout", "error", "skipped-predicted")

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from jacbench.constants import ALLOCATOR_EXPERIMENTS, ALLOCATORS
+from jacbench.constants import ALL_ALLOCATORS
 from jacbench.errors import UsageError
 from jacbench.measure import harness
 from jacbench.measure.targets import Target, parse
@@ -62,8 +62,8 @@ class Case:
         # A cap may be given as text ("8GiB") or left out; it is kept as bytes.
         cap = harness.default_mem_cap() if self.mem_cap is None else parse_bytes(self.mem_cap)
         object.__setattr__(self, "mem_cap", cap)
-        if self.allocator not in ALLOCATORS + ALLOCATOR_EXPERIMENTS:
-            valid = ", ".join(ALLOCATORS + ALLOCATOR_EXPERIMENTS)
+        if self.allocator not in ALL_ALLOCATORS:
+            valid = ", ".join(ALL_ALLOCATORS)
             raise UsageError(f"unknown allocator {self.allocator!r}; choose one of: {valid}")
         for name in ("threads", "repeats", "ratio_processes"):
             if getattr(self, name) < 1:

@@ -20,7 +20,7 @@ from typing import Any
 
 import psutil
 
-from jacbench.constants import ALLOCATOR_EXPERIMENTS, ALLOCATORS, GIB
+from jacbench.constants import ALL_ALLOCATORS, ALLOCATOR_EXPERIMENTS, GIB
 from jacbench.errors import UsageError
 from jacbench.measure.heap import TRIM_VARIABLE
 from jacbench.measure.worker import thread_environment
@@ -65,7 +65,7 @@ def allocator_environment(allocator: str) -> dict[str, str]:
         return {"LD_PRELOAD": path}
     if allocator in ALLOCATOR_EXPERIMENTS:
         return dict(EXPERIMENT_ENVIRONMENT[allocator])
-    valid = ", ".join(ALLOCATORS + ALLOCATOR_EXPERIMENTS)
+    valid = ", ".join(ALL_ALLOCATORS)
     raise UsageError(f"unknown allocator {allocator!r}; choose one of: {valid}")
 
 

@@ -127,16 +127,12 @@ def upgrade(path: Path) -> None:
     the new columns blank; atomically, so a kill leaves the old file or the new one."""
     if not path.exists() or path.stat().st_size == 0 or _header(path) == COLUMNS:
         return
-    check(path)
-    with open(path, newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r.get("key") and None not in r]
+    rows = read_rows(path)  # checked, the new columns blank
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS, restval="", lineterminator="\n")
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(buf.getvalue())
-    os.replace(tmp, path)
+    _write_atomically(path, buf.getvalue())
 
 
 def check(path: Path) -> None:
@@ -228,8 +224,13 @@ def read_meta(path: Path) -> dict:
     return json.loads(p.read_text()) if p.exists() else {}
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically (a temporary file renamed over the target)."""
+def _write_atomically(path: Path, text: str) -> None:
+    """Write a temporary file and rename it over the target: a kill leaves one or the other."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1, default=str))
+    tmp.write_text(text)
     os.replace(tmp, path)
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically."""
+    _write_atomically(path, json.dumps(data, indent=1, default=str))

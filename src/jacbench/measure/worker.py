@@ -163,11 +163,6 @@ def paired_calls(call, baseline, repeats: int, budget: float) -> Pairs:
     return pairs
 
 
-def paired_ratios(call, baseline, repeats: int, budget: float) -> list[float]:
-    """Time over baseline time for the pairs of paired_calls."""
-    return paired_calls(call, baseline, repeats, budget).ratios
-
-
 def _emit(rec: dict[str, Any]) -> None:
     sys.stdout.write("\n" + json.dumps(rec) + "\n")
     sys.stdout.flush()

@@ -106,10 +106,8 @@ def processes_phrase(df: pd.DataFrame) -> str:
     sizes = sorted({int(n) for n in more["paths"]})
     count = int(more["ratio_processes"].max())
     words = {2: "two", 3: "three", 4: "four", 5: "five"}
-    where = " and ".join(
-        [", ".join(formats.count(n) for n in sizes[:-1]), formats.count(sizes[-1])]
-        if len(sizes) > 1 else [formats.count(sizes[0])]
-    )  # fmt: skip
+    names = [formats.count(n) for n in sizes]
+    where = " and ".join(filter(None, [", ".join(names[:-1]), names[-1]]))
     return f"at N = {where} in up to {words.get(count, str(count))} such processes"
 
 
