@@ -549,12 +549,26 @@ def test_the_allocator_experiment_reads_what_glibc_kept(small):
         "950.0 MiB (0.95× glibc's default peak, about glibc's time)"
     ) in said
     assert "with malloc_trim(0) after every call the peak was 990.0 MiB (0.99×" in said
+    assert said.endswith(
+        "One arena leaves the peak where it was, so the memory is not kept in other threads' "
+        "arenas. Trimming between calls does not lower it either: the peak is reached within "
+        "one call, whose backward passes do not reuse the buffers the earlier ones freed."
+    )
+    # A variant that halves the peak is not read as leaving it where it was.
+    halved = exp.copy()
+    halved.loc[(halved["paths"] == 3000) & (halved["allocator"] == "glibc-arena1"), "peak"] = (
+        400 * MIB
+    )
+    said = chapter.allocator_experiment_sentence(halved)
+    assert "(0.40× glibc's default peak" in said and "One arena leaves" not in said
+    assert "Trimming between calls does not lower it either" in said
     # Memory the program still holds reads so.
     held = _loop_at(
         small, 3000, {"glibc": ("ok", 1000, 1.2, 900, 50), "glibc-trim": ("ok", 1000, 1.2, 900, 50)}
     )
     said = chapter.allocator_experiment_sentence(chapter.allocator_experiment(held))
     assert "the program itself still holds most of it" in said
+    assert "Trimming between calls" not in said  # not read where the program holds it
 
 
 def test_the_allocator_experiment_absent_or_without_glibc(small):

@@ -453,7 +453,28 @@ def allocator_experiment_sentence(exp: pd.DataFrame) -> str:
     if not parts:
         return said.rstrip()
     rest = "; ".join(parts) + "."
-    return said + rest[0].upper() + rest[1:]
+    said += rest[0].upper() + rest[1:]
+    kept = not pd.isna(g["kept"]) and g["kept"] >= 0.5 * g["peak"] > g["in_use"]
+    return said + (_experiment_reading(at, g) if kept else "")
+
+
+def _experiment_reading(at: pd.DataFrame, g: pd.Series) -> str:
+    """What the variants' peaks say, where they left glibc's peak where it was (within a
+    quarter): not other threads' arenas (one arena), and a peak reached within one call
+    (malloc_trim between calls), whose passes do not reuse what the earlier ones freed."""
+
+    def unchanged(alloc: str) -> bool:
+        return alloc in at.index and 0.75 <= at.loc[alloc, "peak"] / g["peak"] <= 1.33
+
+    said = ""
+    if unchanged("glibc-arena1"):
+        said += (" One arena leaves the peak where it was, so the memory is not kept in other "
+                 "threads' arenas.")  # fmt: skip
+    if unchanged("glibc-trim"):
+        said += (" Trimming between calls does not lower it either: the peak is reached within "
+                 "one call, whose backward passes do not reuse the buffers the earlier ones "
+                 "freed.")  # fmt: skip
+    return said
 
 
 # --- why such a difference --------------------------------------------------------------------
