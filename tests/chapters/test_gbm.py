@@ -656,8 +656,8 @@ def test_the_drawing_share_of_the_blocked_cases(small):
         "blocked simulations' time and 30% to 60% of the blocked strategies'"
     )
     assert "for blocked-jvp in JAX, the random numbers are most of the Jacobian's cost" in said
-    # Under half everywhere: no such clause.
-    low = shares.assign(share=shares["share"] / 2)
+    # Under 60% everywhere (a half and a tenth of uncertainty): no such clause.
+    low = shares.assign(share=shares["share"].clip(upper=0.59))
     assert "most of the Jacobian's cost" not in blocked.drawing_sentence(low, 10**7)
     assert blocked.drawing_size(small) is None and blocked.drawing_shares(small, None).empty
     assert "was not measured in this build" in blocked.drawing_sentence(

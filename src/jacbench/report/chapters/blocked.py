@@ -160,7 +160,8 @@ def drawing_sentence(shares: pd.DataFrame, paths: int | None) -> str:
     said = " and ".join(parts)
     most = strategies.loc[strategies["share"].idxmax()] if len(strategies) else None
     tail = ""
-    if most is not None and most["share"] >= 0.5:
+    # "Most" only where the share clears a half by more than its uncertainty (a tenth).
+    if most is not None and most["share"] >= 0.6:
         tail = (f"; for {most['strategy']} in {FRAMEWORK_NAMES[most['framework']]}, the random "
                 f"numbers are most of the Jacobian's cost")  # fmt: skip
     return (
