@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from jacbench.constants import ALLOCATOR_EXPERIMENTS
 from jacbench.measure import runner, store
 from jacbench.measure.case import Case
 from jacbench.report import dataset
@@ -56,7 +57,8 @@ def _check(rows: list[dict]) -> list[str]:
     for r in rows:
         if r["target"] not in ("strategy", "second") or r["status"] != "ok":
             continue
-        if (r["framework"], r["strategy"]) in GLIBC_RETAINS and r["allocator"] == "glibc":
+        retains = r["allocator"] in ("glibc", *ALLOCATOR_EXPERIMENTS)  # glibc, default or not
+        if (r["framework"], r["strategy"]) in GLIBC_RETAINS and retains:
             continue
         predicted = _predicted(r)
         measured = _measured_peak(r)

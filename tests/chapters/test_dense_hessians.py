@@ -3,6 +3,7 @@ would have fitted, and each method's readings (what it held, what stopped it), o
 one dense method (JAX's hessian: ok at n = 1,000, skipped at 100,000) and on rows built from it."""
 
 import pandas as pd
+import pytest
 
 from jacbench.report import formats
 from jacbench.report.chapters import dense_hessians as dh
@@ -132,3 +133,26 @@ def test_where_every_method_finished_or_none_ran(small):
     assert dh.dense_limit(none) == f"Dense Hessians are {NM}."
     assert dh.dense_verdict(none) == "What the methods build on the way is therefore unknown here."
     assert dh.dense_methods(none).empty
+
+
+def test_growth_that_does_not_carry_to_the_size_that_stopped(small):
+    # 80e6 + 0.9 * 32e6 at 3,000 (0.9 arrays grown), stopped above 20 arrays at 10,000.
+    rows = method_rows(small, [(1000, "ok", 80e6, 1e8, 8 * GIB),
+                               (3000, "ok", 80e6 + 0.9 * 32e6, 2e8, 8 * GIB),
+                               (10_000, "memory-cap", None, None, 8 * GIB)])  # fmt: skip
+    others = small[small["strategy"] != "second:hessian"]
+    df = pd.concat([others, rows], ignore_index=True)
+    said = dh.outgrown(df)
+    assert said.startswith(
+        "Growth at small n does not always carry to larger n: JAX's hessian "
+        "grew by 0.9 n × n arrays from n = 1,000 to 3,000 yet needed more "
+        "than 20 at n = 10,000."
+    )
+    assert dh.arrays_grown(ok_of(rows)) == (pytest.approx(0.9), 1000, 3000)
+    assert dh.arrays_over(rows, ok_of(rows)) == (10_000, 20)
+    # Growth of ten arrays against the 20 the cap held: within reach, nothing said.
+    steady = method_rows(small, [(1000, "ok", 80e6, 1e8, 8 * GIB),
+                                 (3000, "ok", 80e6 + 10 * 32e6, 2e8, 8 * GIB),
+                                 (10_000, "memory-cap", None, None, 8 * GIB)])  # fmt: skip
+    assert dh.outgrown(pd.concat([others, steady], ignore_index=True)) == ""
+    assert dh.outgrown(small) == ""  # skipped, not capped

@@ -418,23 +418,28 @@ def test_the_default_loop_under_each_allocator(small):
         ("functional-loop", "glibc-mmap"), ("functional-loop", "jemalloc"),
     ]  # fmt: skip
     effect = chapter.allocator_effect(df)
+    assert effect["n"] == chapter.allocator_compared_size(df) == 1000
     assert effect["peak"] == {"glibc": 100 * MIB, "glibc-mmap": 10 * MIB, "jemalloc": 20 * MIB}
+    assert effect["time"] == {"glibc": 1.0, "glibc-mmap": 3.0, "jemalloc": 1.1}
     assert effect["time_over_glibc"] == pytest.approx({"glibc-mmap": 3.0, "jemalloc": 1.1})
 
 
 def test_a_missing_or_failed_allocator_row_is_not_measured(small):
     df = _allocator_rows(small)
-    effect = chapter.allocator_effect(
-        df[~_at(df, "torch", "functional-loop", allocator="jemalloc")]
-    )
+    without = df[~_at(df, "torch", "functional-loop", allocator="jemalloc")]
+    assert chapter.allocator_compared_size(without) is None  # no N with all three
+    effect = chapter.allocator_effect(without, 1000)
     assert effect["peak"]["jemalloc"] is None and effect["time_over_glibc"]["jemalloc"] is None
     assert effect["peak"]["glibc-mmap"] == 10 * MIB
     df.loc[_at(df, "torch", "functional-loop", allocator="glibc-mmap"), "status"] = "memory-cap"
-    effect = chapter.allocator_effect(df)
+    assert chapter.allocator_compared_size(df) is None  # a failed row does not count
+    effect = chapter.allocator_effect(df, 1000)
     assert effect["peak"]["glibc-mmap"] is None and effect["time_over_glibc"]["glibc-mmap"] is None
     assert ("functional-loop", "glibc-mmap") in chapter.under_allocators(df)  # shown, failed
     # Without glibc's row there is nothing to set the other times against.
-    effect = chapter.allocator_effect(df[~_at(df, "torch", "functional-loop", allocator="glibc")])
+    effect = chapter.allocator_effect(
+        df[~_at(df, "torch", "functional-loop", allocator="glibc")], 1000
+    )
     assert effect["time_over_glibc"] == {"glibc-mmap": None, "jemalloc": None}
 
 
@@ -446,7 +451,244 @@ def test_the_allocator_size_is_the_largest_n_measured_under_another_allocator(sm
     df = pd.concat([df, pd.DataFrame([row])], ignore_index=True)
     assert chapter.allocator_size(df) == 3000
     assert list(chapter.under_allocators(df)) == [("question", "jemalloc")]
-    assert set(chapter.allocator_effect(df)["peak"].values()) == {None}
+    assert len(chapter.under_allocators(df, 1000)) == 5
+    # The effect is read where the loop ran under all three (1,000), not at 3,000.
+    assert chapter.allocator_effect(df)["n"] == 1000
+    assert chapter.allocator_effect(df)["peak"]["glibc"] == 100 * MIB
+    assert set(chapter.allocator_effect(df, 3000)["peak"].values()) == {None}
+
+
+def _loop_at(df, paths, rows, strategy="functional-loop"):
+    """The frame with PyTorch's loop at N = paths under allocators: {allocator: (status, peak MiB,
+    warm s) or (status, peak, warm, heap in use MiB, heap kept MiB)}."""
+    base = df[_at(df, "torch", "grad-loop", 1000)].iloc[0]
+    made = []
+    for alloc, values in rows.items():
+        status, peak, warm, *heap = values
+        r = base.copy()
+        r[["strategy", "allocator", "paths", "status", "peak_over_inputs", "warm_median_s"]] = (
+            strategy, alloc, paths, status, None if peak is None else peak * MIB, warm)  # fmt: skip
+        if heap:
+            r["inputs_heap_in_use"] = 5 * MIB
+            r["warm_heap_in_use"] = 5 * MIB + heap[0] * MIB
+            r["warm_heap_free_kept"] = heap[1] * MIB
+        made.append(r)
+    return pd.concat([df, pd.DataFrame(made)], ignore_index=True)
+
+
+def test_the_allocator_sentence_reads_the_compared_size_then_the_larger_one(small):
+    df = _allocator_rows(small)
+    df = _loop_at(
+        df,
+        3000,
+        {
+            "glibc": ("memory-cap", None, None),
+            "glibc-mmap": ("ok", 15, 60.0),
+            "jemalloc": ("ok", 18, 9.0),
+        },
+    )
+    said = chapter.allocator_sentence(df)
+    assert said.startswith("At N = 1,000, the largest N at which it ran under all three, ")
+    assert (
+        "holds 100.0 MiB beyond its inputs under glibc's default, 10.0 MiB with the "
+        "threshold fixed (3.0× glibc's time) and 20.0 MiB under jemalloc (about glibc's "
+        "time)."
+    ) in said
+    assert ("At N = 3,000, under glibc's default it stopped: memory cap (") in said
+    assert (
+        "with the threshold fixed (glibc-mmap) it held 15.0 MiB in 60.00 s a call; under "
+        "jemalloc it held 18.0 MiB in 9.00 s a call."
+    ) in said
+    assert "worth choosing: jemalloc keeps the memory down at no cost in time" in said
+
+
+def test_the_allocator_is_worth_choosing_only_where_the_data_says_so(small):
+    df = _allocator_rows(small)
+    slow = df.copy()
+    slow.loc[_at(slow, "torch", "functional-loop", allocator="jemalloc"), "warm_median_s"] = 2.0
+    said = chapter.allocator_sentence(slow)
+    assert "(2.0× glibc's time)" in said and "a trade, not a free choice" in said
+    assert "worth choosing" not in said
+    big = df.copy()
+    big.loc[_at(big, "torch", "functional-loop", allocator="jemalloc"), "peak_over_inputs"] = (
+        80 * MIB
+    )
+    said = chapter.allocator_sentence(big)
+    assert "worth choosing" not in said and "a trade" not in said
+    fast = df.copy()
+    fast.loc[_at(fast, "torch", "functional-loop", allocator="jemalloc"), "warm_median_s"] = 0.5
+    assert "(2.0× faster)" in chapter.allocator_sentence(fast)
+    assert "not measured under all three" in chapter.allocator_sentence(small)
+
+
+def test_the_allocator_experiment_reads_what_glibc_kept(small):
+    df = _loop_at(small, 3000, {
+        "glibc": ("ok", 1000, 1.2, 2, 900),
+        "glibc-arena1": ("ok", 950, 1.3, 2, 880),
+        "glibc-trim": ("ok", 990, 1.5, 2, 910),
+    })  # fmt: skip
+    df = _loop_at(
+        df, 1000, {"glibc": ("ok", 130, 0.2, 1, 120), "glibc-arena1": ("ok", 120, 0.2, 1, 110)}
+    )
+    exp = chapter.allocator_experiment(df)
+    assert list(zip(exp["paths"], exp["allocator"], strict=True)) == [
+        (1000, "glibc"), (1000, "glibc-arena1"),
+        (3000, "glibc"), (3000, "glibc-arena1"), (3000, "glibc-trim"),
+    ]  # fmt: skip
+    row = exp[(exp["paths"] == 3000) & (exp["allocator"] == "glibc")].iloc[0]
+    assert row["in_use"] == 2 * MIB and row["kept"] == 900 * MIB and row["peak"] == 1000 * MIB
+    said = chapter.allocator_experiment_sentence(exp)
+    assert said.startswith(
+        "After the warm calls at N = 3,000 under glibc's default, malloc had "
+        "2.0 MiB more in use than before the first call and 900.0 MiB freed "
+        "but kept, against a peak of 1000.0 MiB beyond the inputs: what stays "
+        "resident is memory the program has freed and glibc keeps"
+    )
+    assert (
+        "not memory the program holds. With one arena (MALLOC_ARENA_MAX=1) the peak was "
+        "950.0 MiB (0.95× glibc's default peak, about glibc's time)"
+    ) in said
+    assert "with malloc_trim(0) after every call the peak was 990.0 MiB (0.99×" in said
+    assert said.endswith(
+        "One arena leaves the peak where it was, so the memory is not kept in other threads' "
+        "arenas. Trimming between calls does not lower it either: the peak is reached within "
+        "one call, whose backward passes do not reuse the buffers the earlier ones freed."
+    )
+    # A variant that halves the peak is not read as leaving it where it was.
+    halved = exp.copy()
+    halved.loc[(halved["paths"] == 3000) & (halved["allocator"] == "glibc-arena1"), "peak"] = (
+        400 * MIB
+    )
+    said = chapter.allocator_experiment_sentence(halved)
+    assert "(0.40× glibc's default peak" in said and "One arena leaves" not in said
+    assert "Trimming between calls does not lower it either" in said
+    # Memory the program still holds reads so.
+    held = _loop_at(
+        small, 3000, {"glibc": ("ok", 1000, 1.2, 900, 50), "glibc-trim": ("ok", 1000, 1.2, 900, 50)}
+    )
+    said = chapter.allocator_experiment_sentence(chapter.allocator_experiment(held))
+    assert "the program itself still holds most of it" in said
+    assert "Trimming between calls" not in said  # not read where the program holds it
+
+
+def test_the_allocator_experiment_absent_or_without_glibc(small):
+    assert chapter.allocator_experiment(small).empty
+    assert "was not run in this build" in chapter.allocator_experiment_sentence(
+        chapter.allocator_experiment(small)
+    )
+    alone = _loop_at(small, 3000, {"glibc-arena1": ("ok", 950, 1.3, 2, 880)})
+    said = chapter.allocator_experiment_sentence(chapter.allocator_experiment(alone))
+    assert said.startswith("At N = 3,000 the loop did not run under glibc's default")
+
+
+def test_the_loop_growth_is_fitted_from_the_rows(small):
+    df = small.copy()
+    df = df[~_at(df, "torch", "question")]
+    base = small[_at(small, "torch", "question", 1000)].iloc[0]
+    rows = []
+    for n, peak in ((1000, 131), (3000, 1157), (10000, None)):
+        r = base.copy()
+        r[["paths", "peak_over_inputs", "status"]] = (
+            n,
+            None if peak is None else peak * MIB,
+            "ok" if peak else "memory-cap",
+        )
+        rows.append(r)
+    df = pd.concat([df, pd.DataFrame(rows)], ignore_index=True)
+    g = chapter.loop_growth(df)
+    slope = math.log(1157 / 131) / math.log(3)
+    assert (g["from"], g["to"]) == (1000, 3000) and g["slope"] == pytest.approx(slope)
+    array = (int(base["steps"]) + 1) * 3000 * 4  # float32 path array at N = 3,000
+    assert g["per_pass"] == pytest.approx(1157 * MIB / (3000 * array))
+    said = chapter.loop_growth_sentence(df)
+    assert said.startswith(
+        f"between N = 1,000 and 3,000, the sizes measured there, its peak "
+        f"grows as N^{slope:.2f}, as if each of the N backward passes left "
+        f"{g['per_pass']:.2f} of a path array behind"
+    )
+    # A peak that grows as one tape does reads so.
+    flat = df.copy()
+    flat.loc[_at(flat, "torch", "question", 3000), "peak_over_inputs"] = 131 * 3.3 * MIB
+    said = chapter.loop_growth_sentence(flat)
+    assert said.endswith(", no faster than the one tape the loop needs")
+    one = df[~_at(df, "torch", "question", 3000)]
+    assert chapter.loop_growth(one) is None
+    assert "not fitted here" in chapter.loop_growth_sentence(one)
+
+
+def _drawing_rows(df, paths, rows):
+    """The frame with blocked rows at N = paths copied from the fixture's torch rows at 1,000:
+    {(framework, name): warm s}; names starting 'simulation:' become simulation rows."""
+    strategy = df[_at(df, "torch", "jvp", 1000)].iloc[0]
+    sim = df[(df["framework"] == "torch") & (df["strategy"] == "simulation:eager")
+             & (df["paths"] == 1000)].iloc[0]  # fmt: skip
+    made = []
+    for (fw, name), warm in rows.items():
+        r = (sim if name.startswith("simulation:") else strategy).copy()
+        r[["framework", "strategy", "paths", "warm_median_s", "status"]] = (
+            fw,
+            name,
+            paths,
+            warm,
+            "ok" if warm is not None else "timeout",
+        )
+        made.append(r)
+    return pd.concat([df, pd.DataFrame(made)], ignore_index=True)
+
+
+def test_the_drawing_share_of_the_blocked_cases(small):
+    df = _drawing_rows(small, 10**7, {
+        ("torch", "simulation:blocked-draws"): 6.0, ("torch", "simulation:blocked-eager"): 10.0,
+        ("torch", "blocked-jvp"): 20.0, ("torch", "blocked-pathwise"): 12.0,
+        ("jax", "simulation:blocked-draws"): 9.0, ("jax", "simulation:blocked-jit"): 10.0,
+        ("jax", "blocked-jvp"): 15.0, ("jax", "blocked-pathwise"): None,
+    })  # fmt: skip
+    assert blocked.drawing_size(df) == 10**7
+    shares = blocked.drawing_shares(df, 10**7)
+    assert list(zip(shares["framework"], shares["strategy"], strict=True)) == [
+        ("torch", "simulation:blocked-eager"), ("torch", "blocked-jvp"),
+        ("torch", "blocked-pathwise"), ("jax", "simulation:blocked-jit"), ("jax", "blocked-jvp"),
+    ]  # fmt: skip
+    assert list(shares["share"]) == pytest.approx([0.6, 0.3, 0.5, 0.9, 0.6])
+    said = blocked.drawing_sentence(shares, 10**7)
+    assert said.startswith(
+        "At N = 10,000,000, drawing the normals alone takes 60% to 90% of the "
+        "blocked simulations' time and 30% to 60% of the blocked strategies'"
+    )
+    assert "for blocked-jvp in JAX, the random numbers are most of the Jacobian's cost" in said
+    # Under 60% everywhere (a half and a tenth of uncertainty): no such clause.
+    low = shares.assign(share=shares["share"].clip(upper=0.59))
+    assert "most of the Jacobian's cost" not in blocked.drawing_sentence(low, 10**7)
+    assert blocked.drawing_size(small) is None and blocked.drawing_shares(small, None).empty
+    assert "was not measured in this build" in blocked.drawing_sentence(
+        blocked.drawing_shares(small, None), None
+    )
+
+
+def test_tensorflow_drawing_under_xla(small):
+    def rows(function, xla, philox):
+        return _drawing_rows(small, 10**6, {
+            ("tensorflow", "simulation:function-draws"): function,
+            ("tensorflow", "simulation:xla-draws"): xla,
+            ("tensorflow", "simulation:xla-philox-draws"): philox,
+        })  # fmt: skip
+
+    found = blocked.tensorflow_drawing(rows(1.0, 20.0, 1.05))
+    assert found["n"] == 10**6 and found["xla"]["warm_median_s"] == 20.0
+    said = blocked.tensorflow_drawing_sentence(found)
+    assert (
+        "takes 1.00 s in a tf.function; with jit_compile=True, 20.00 s, 20.0× as long; with "
+        "jit_compile=True and alg='philox' named, 1.05 s, about the same."
+    ) in said
+    assert "should name alg='philox'" in said
+    said = blocked.tensorflow_drawing_sentence(blocked.tensorflow_drawing(rows(1.0, 20.0, 18.0)))
+    assert "slow whichever algorithm" in said
+    said = blocked.tensorflow_drawing_sentence(blocked.tensorflow_drawing(rows(1.0, None, 1.0)))
+    assert "with jit_compile=True, timeout (" in said and "should name alg='philox'" in said
+    said = blocked.tensorflow_drawing_sentence(blocked.tensorflow_drawing(rows(1.0, 1.1, 1.0)))
+    assert "costs no more than a tf.function's" in said
+    assert blocked.tensorflow_drawing(small) is None
+    assert "was not measured" in blocked.tensorflow_drawing_sentence(None)
 
 
 # --- why such a difference ----------------------------------------------------------------------

@@ -4,6 +4,7 @@ on the committed fixture and on rows edited from it (a tie, a missing size, fail
 faster non-candidate, a pick that follows changed rows)."""
 
 import pandas as pd
+import pytest
 
 from jacbench.report import formats
 from jacbench.report.chapters import recommend as rec
@@ -146,46 +147,162 @@ def test_candidates_are_the_ad_strategies_the_registry_lets_a_recommendation_pic
     ).all()
 
 
-def test_the_pick_is_the_fastest_candidate_at_the_largest_size_that_ran(small):
-    cands = rec.candidates(small)
-    name = {(fw, s): rec.pick(cands, fw, s) for fw in ("torch", "tensorflow", "jax")
-            for s in rec.SHAPES}  # fmt: skip
-    assert name["torch", rec.TALL]["name"] == "jvp"  # alone at N = 100,000
-    assert name["tensorflow", rec.TALL]["name"] == "pathwise-function"  # 882 µs at N = 1,000
-    assert name["jax", rec.TALL]["name"] == "pathwise"  # alone at N = 10,000
-    assert name["jax", rec.WIDE]["name"] == "jacrev"  # jacfwd was skipped at n = 100,000
-    assert name["jax", rec.HESSIAN]["name"] == "hvp"  # the dense one was skipped there
-    assert name["torch", rec.WIDE] is None  # its one row was skipped
-    assert name["tensorflow", rec.HESSIAN] is None
+def _groups(df, framework, shape, margin=1.0):
+    """{regime: [names of the pick group]} of a framework and shape."""
+    picks = rec.regime_picks(rec.candidates(df), framework, shape, margin)
+    return {regime: [r["name"] for r in group] for regime, _, group in picks}
 
 
-def test_a_tie_goes_to_the_first_candidate(small):
-    # jax's jvp moved to N = 10,000 with pathwise's time there: the first of equals, in the
-    # candidates' order (by strategy name), wins.
+def test_the_picks_per_regime_on_the_fixture(small):
+    # PyTorch: pathwise at the question's N (8.5 ms; jvp's fastest call 15.1 ms), jvp alone at
+    # N = 100,000 (no blocked strategy ran, so nothing is beyond memory).
+    assert _groups(small, "torch", rec.TALL) == {
+        rec.QUESTION_SIZE: ["pathwise"],
+        rec.IN_MEMORY: ["jvp"],
+    }
+    assert [n for _, n, _ in rec.regime_picks(rec.candidates(small), "torch", rec.TALL)] == [
+        10_000,
+        100_000,
+    ]
+    # TensorFlow ran no candidate at N = 10,000 (its question's program is none): N = 1,000,
+    # where pathwise-function (881 µs) is clear of forward-accumulator-function (1.29 ms at best).
+    assert _groups(small, "tensorflow", rec.TALL) == {rec.IN_MEMORY: ["pathwise-function"]}
+    # JAX: pathwise alone at N = 10,000, which is also its largest: one regime.
+    assert _groups(small, "jax", rec.TALL) == {rec.QUESTION_SIZE: ["pathwise"]}
+    assert _groups(small, "jax", rec.WIDE) == {rec.QUESTION_SIZE: ["jacrev"]}  # jacfwd skipped
+    assert _groups(small, "jax", rec.HESSIAN) == {rec.LARGEST: ["hvp"]}  # dense skipped
+    assert _groups(small, "torch", rec.WIDE) == {}  # its one row was skipped
+    assert _groups(small, "tensorflow", rec.HESSIAN) == {}
+
+
+def test_beyond_memory_is_a_regime_of_its_own(small):
+    df = copy(small, at(small, "torch", "jvp", paths=100_000), strategy="blocked-jvp",
+              paths=10**7, warm_median_s=14.0, warm_min_s=13.5)  # fmt: skip
+    picks = rec.regime_picks(rec.candidates(df), "torch", rec.TALL)
+    assert [(regime, n) for regime, n, _ in picks] == [
+        (rec.QUESTION_SIZE, 10_000),
+        (rec.IN_MEMORY, 100_000),
+        (rec.BEYOND, 10**7),
+    ]
+    assert [r["name"] for r in picks[-1][2]] == ["blocked-jvp"]
+    # The pick at the question's N is not a beyond-memory strategy.
+    assert [r["name"] for r in picks[0][2]] == ["pathwise"]
+
+
+def test_a_tie_names_both(small):
+    # JAX's jvp moved to N = 10,000 with pathwise's time there: neither is named alone.
     tie = small.loc[at(small, "jax", "pathwise", paths=10_000), "warm_median_s"]
     df = copy(small, at(small, "jax", "jvp"), paths=10_000, warm_median_s=tie)
-    assert rec.pick(rec.candidates(df), "jax", rec.TALL)["name"] == "jvp"
-    df = copy(small, at(small, "jax", "vjp-loop"), paths=10_000, warm_median_s=tie)
-    assert rec.pick(rec.candidates(df), "jax", rec.TALL)["name"] == "pathwise"
+    assert _groups(df, "jax", rec.TALL)[rec.QUESTION_SIZE] == ["jvp", "pathwise"]
+    ((_, _, group),) = rec.regime_picks(rec.candidates(df), "jax", rec.TALL)
+    assert rec.group_phrase(group) == (
+        "jvp (9.9 ms) or pathwise (9.9 ms): within 1.00×, their warm calls overlapping"
+    )
+    # vjp-loop at N = 10,000 with its own calls (68 ms at best 59 ms): pathwise is clear of it.
+    df = copy(small, at(small, "jax", "vjp-loop"), paths=10_000)
+    assert _groups(df, "jax", rec.TALL)[rec.QUESTION_SIZE] == ["pathwise"]
+
+
+def test_a_margin_from_the_occasions_widens_the_pick(small):
+    # PyTorch's jvp at 2.37x pathwise's median at N = 10,000: clear with no margin, not with a
+    # margin of 2.5 (its ratios moved that far between occasions).
+    assert _groups(small, "torch", rec.TALL, 2.5)[rec.QUESTION_SIZE] == ["pathwise", "jvp"]
+    (_, _, group), _ = rec.regime_picks(rec.candidates(small), "torch", rec.TALL, 2.5)
+    assert rec.group_phrase(group, 2.5) == (
+        "pathwise (8.5 ms) or jvp (20.1 ms): within 2.37×, less than the 2.50× this "
+        "framework's ratios moved between occasions"
+    )
+
+
+def test_calls_under_a_millisecond_are_not_ranked(small):
+    # JAX's pathwise at N = 10,000 failed: at N = 1,000 jvp, pathwise and jacfwd all take under
+    # a millisecond, so all three are named; vjp-loop (59 ms at best) and jacrev are not.
+    edit(small, at(small, "jax", "pathwise", paths=10_000), status="memory-cap")
+    picks = rec.regime_picks(rec.candidates(small), "jax", rec.TALL)
+    assert [(regime, n) for regime, n, _ in picks] == [(rec.IN_MEMORY, 1000)]
+    assert rec.group_phrase(picks[0][2]) == (
+        "jvp (565 µs), pathwise (822 µs) or jacfwd (877 µs): all under a millisecond, where "
+        "per-call overhead decides"
+    )
+
+
+def test_clearly_faster_needs_the_median_the_fastest_call_and_the_margin():
+    a = pd.Series(
+        {"warm_median_s": 1.0, "warm_min_s": 0.9, "warm_max_s": 1.5, "overhead_bound": False}
+    )
+    b = pd.Series(
+        {"warm_median_s": 2.0, "warm_min_s": 1.2, "warm_max_s": 2.5, "overhead_bound": False}
+    )
+    assert rec.clearly_faster(a, b) and not rec.clearly_faster(b, a)
+    assert not rec.clearly_faster(a, b, margin=2.5)  # within the margin
+    assert not rec.clearly_faster(a, b.copy().replace({1.2: 0.95}))  # b's best beat a's median
+    quick_a = a * 1e-4
+    quick_a["overhead_bound"] = True
+    quick_b = b * 1e-4
+    quick_b["overhead_bound"] = True
+    assert not rec.clearly_faster(quick_a, quick_b)  # both overhead: not ranked
+    assert rec.clearly_faster(quick_a, b)  # one of them is not
+    b["warm_min_s"] = float("nan")  # no fastest call recorded: its median stands in
+    assert rec.clearly_faster(a, b)
+
+
+def test_a_group_names_at_most_three(small):
+    rows = [pd.Series({"name": f"s{i}", "warm_median_s": 0.5e-3 + i * 1e-5,
+                       "overhead_bound": True}) for i in range(5)]  # fmt: skip
+    said = rec.group_phrase(rows)
+    assert said.startswith("s0 (500 µs), s1 (510 µs), s2 (520 µs) and 2 more: all under")
+    assert rec.group_phrase([]) == "–"
+
+
+def test_margins_come_from_how_far_each_frameworks_ratios_moved(small):
+    assert rec.margins(small, None) == {"torch": 1.0, "tensorflow": 1.0, "jax": 1.0}
+    second = small.copy()
+    torch = second["framework"] == "torch"
+    jax = second["framework"] == "jax"
+    second.loc[torch, "ratio_median"] *= 1.1
+    second.loc[jax, "ratio_median"] /= 1.6
+    got = rec.margins(small, second)
+    assert got["torch"] == pytest.approx(1.1) and got["jax"] == pytest.approx(1.6)
+    assert got["tensorflow"] == pytest.approx(1.0)  # its ratios did not move
+    only_torch = second[~second["framework"].isin(["tensorflow", "jax"])]
+    got = rec.margins(small, only_torch)
+    assert got["tensorflow"] == got["jax"] == pytest.approx(1.1)  # none: the largest of any
+
+
+def test_the_picks_sentence_follows_the_data(small):
+    cands = rec.candidates(small)
+    said = rec.picks_sentence(cands, rec.TALL, {})
+    assert said.startswith(
+        "The question's size (N = 10,000): PyTorch, pathwise (8.5 ms); "
+        "JAX, pathwise (9.9 ms). Largest in memory (N = 1,000): TensorFlow, "
+        "pathwise-function (882 µs). Largest in memory (N = 100,000): "
+        "PyTorch, jvp (135.2 ms)."
+    )
+    # Slow PyTorch's pathwise down at the question's N: jvp becomes the pick there.
+    edit(small, at(small, "torch", "pathwise", paths=10_000), warm_median_s=0.05,
+         warm_min_s=0.045)  # fmt: skip
+    said = rec.picks_sentence(rec.candidates(small), rec.TALL, {})
+    assert said.startswith("The question's size (N = 10,000): PyTorch, jvp (20.1 ms); ")
+    # Remove the size: the regime goes.
+    df = small[~((small["framework"] == "torch") & (small["paths"] == 100_000))]
+    assert "N = 100,000" not in rec.picks_sentence(rec.candidates(df), rec.TALL, {})
+    assert rec.picks_sentence(rec.candidates(small), rec.WIDE, {}) == (
+        "The question's size (n = 100,000): JAX, jacrev (491 µs)."
+    )
+    none = small[small["problem"] != "moments"]
+    assert rec.picks_sentence(rec.candidates(none), rec.WIDE, {}) == (
+        "No wide Jacobian candidate ran correctly in this build."
+    )
 
 
 def test_a_faster_non_candidate_is_never_the_pick(small):
     edit(small, at(small, "tensorflow", "question", paths=1000), warm_median_s=1e-9)
-    assert rec.pick(rec.candidates(small), "tensorflow", rec.TALL)["name"] == "pathwise-function"
+    assert _groups(small, "tensorflow", rec.TALL)[rec.IN_MEMORY] == ["pathwise-function"]
 
 
 def test_the_pick_follows_changed_rows(small):
     edit(small, at(small, "tensorflow", "forward-accumulator"), warm_median_s=1e-5)
-    assert rec.pick(rec.candidates(small), "tensorflow", rec.TALL)["name"] == "forward-accumulator"
-
-
-def test_a_failed_row_is_never_the_pick_and_its_size_not_the_largest(small):
-    # jax's pathwise at N = 10,000 hit the memory cap (its time kept): the largest size that
-    # ran is N = 1,000, where jvp (565 µs) is fastest.
-    edit(small, at(small, "jax", "pathwise", paths=10_000), status="memory-cap")
-    cands = rec.candidates(small)
-    best = rec.pick(cands, "jax", rec.TALL)
-    assert (best["name"], best["size"]) == ("jvp", 1000)
+    assert _groups(small, "tensorflow", rec.TALL)[rec.IN_MEMORY] == ["forward-accumulator"]
 
 
 def test_the_fastest_within_a_budget(small):
@@ -218,30 +335,26 @@ def test_the_default_call_at_the_picks_size_or_its_largest(small):
 def test_the_decision_table(small):
     table = rec.decision_table(small, rec.candidates(small), (0.5, 1.0))
     assert list(table.columns) == [
-        "framework", "Jacobian shape", "largest size measured", "fastest there",
+        "framework", "Jacobian shape", "where", "fastest there",
         "fastest within 0.5 GiB", "fastest within 1 GiB", "the framework's default",
         "fastest against the question's program at N = 10,000"]  # fmt: skip
-    assert list(zip(table["framework"], table["Jacobian shape"], strict=True)) == [
-        ("PyTorch", rec.TALL), ("TensorFlow", rec.TALL), ("JAX", rec.TALL), ("JAX", rec.WIDE),
-        ("JAX", rec.HESSIAN)]  # fmt: skip
-    torch = table.iloc[0]
-    assert torch["largest size measured"] == "N = 100,000"
-    assert torch["fastest there"] == "jvp (135.2 ms, 5.5× a simulation)"
-    assert torch["fastest within 0.5 GiB"] == "none measured"  # its peak: 712.2 MiB
-    assert torch["fastest within 1 GiB"] == "jvp (712.2 MiB)"
-    assert torch["the framework's default"] == "–"  # functional-loop: no row
-    # At the question's N = 10,000 PyTorch's fastest is pathwise (8.5 ms against jvp's 20.1).
-    assert torch.iloc[-1].startswith("pathwise: ")
-    assert table.iloc[3]["fastest there"] == "jacrev (491 µs)"  # no ratio for the moments
-    assert (table.iloc[3:, -1] == "–").all()
-
-
-def test_timed_gives_the_ratio_where_one_was_measured(small):
-    row = small.loc[at(small, "jax", "pathwise", paths=10_000)].copy()
-    row["name"] = "pathwise"
-    assert rec.timed(row) == "pathwise (9.9 ms, 1.8× a simulation)"
-    row["ratio_median"] = float("nan")
-    assert rec.timed(row) == "pathwise (9.9 ms)"
+    assert list(zip(table["framework"], table["Jacobian shape"], table["where"], strict=True)) == [
+        ("PyTorch", rec.TALL, "the question's size, N = 10,000"),
+        ("PyTorch", rec.TALL, "largest in memory, N = 100,000"),
+        ("TensorFlow", rec.TALL, "largest in memory, N = 1,000"),
+        ("JAX", rec.TALL, "the question's size, N = 10,000"),
+        ("JAX", rec.WIDE, "the question's size, n = 100,000"),
+        ("JAX", rec.HESSIAN, "largest measured, n = 100,000"),
+    ]  # fmt: skip
+    question, large = table.iloc[0], table.iloc[1]
+    assert question["fastest there"] == "pathwise (8.5 ms)"
+    assert question.iloc[-1].startswith("pathwise: ")  # against the question's program
+    assert large["fastest there"] == "jvp (135.2 ms)"
+    assert large["fastest within 0.5 GiB"] == "none measured"  # its peak: 712.2 MiB
+    assert large["fastest within 1 GiB"] == "jvp (712.2 MiB)"
+    assert large["the framework's default"] == "–"  # functional-loop: no row
+    assert (table.iloc[1:3, -1] == "–").all() and (table.iloc[4:, -1] == "–").all()
+    assert table.iloc[4]["fastest there"] == "jacrev (491 µs)"
 
 
 # --- The answer code's costs ------------------------------------------------------------------
@@ -271,3 +384,42 @@ def test_a_cost_falls_back_to_a_smaller_size_or_reads_what_stopped_it(small):
     assert rec.answer_cost(small, "jax", "pathwise").startswith("822 µs a call at N = 1,000, 1.65×")
     edit(small, at(small, "jax", "second:hvp"), status="skipped-predicted")
     assert rec.answer_cost(small, "jax", "hvp") == "skipped (needs 251.3 MiB) at n = 100,000"
+
+
+def test_the_fix_over_repeated_calls(small):
+    assert rec.fix_repeated(small) == f"Its repeated calls were {NM} here."
+    df = copy(small, at(small, "torch", "jvp", paths=1000), strategy="functional-forward",
+              cold_peak=1000 * 2**20, warm_peak=1050 * 2**20, warm_n=20)  # fmt: skip
+    assert rec.fix_repeated(df).startswith(
+        "Here, on the CPU at N = 1,000, the process's peak over 20 warm calls stayed at "
+        "1.0 GiB (the first call: 1000.0 MiB)"
+    )
+    grown = edit(df.copy(), df.index.max(), warm_peak=1500 * 2**20)
+    assert "grew to 1.5 GiB from the first call's 1000.0 MiB" in rec.fix_repeated(grown)
+
+
+def test_float64_against_float32_per_framework(small):
+    assert rec.float64_costs(small).empty
+    assert rec.float64_sentence(rec.float64_costs(small)) == (
+        "float64 was not measured beside float32 in this build."
+    )
+    df = copy(small, at(small, "torch", "jvp", paths=100_000), dtype="float64",
+              warm_median_s=small.loc[at(small, "torch", "jvp", paths=100_000),
+                                      "warm_median_s"] * 4.7)  # fmt: skip
+    df = copy(df, at(small, "jax", "pathwise", paths=10_000), dtype="float64",
+              warm_median_s=small.loc[at(small, "jax", "pathwise", paths=10_000),
+                                      "warm_median_s"] * 1.4)  # fmt: skip
+    costs = rec.float64_costs(df)
+    assert list(zip(costs["framework"], costs["strategy"], strict=True)) == [
+        ("torch", "jvp"),
+        ("jax", "pathwise"),
+    ]
+    assert list(costs["over"]) == pytest.approx([4.7, 1.4])
+    assert rec.float64_sentence(costs) == (
+        "At the N measured, float64 takes PyTorch 4.7× (jvp); JAX 1.4× (pathwise) the float32 time."
+    )
+    df = copy(df, at(small, "torch", "pathwise", paths=10_000), dtype="float64",
+              paths=100_000, warm_median_s=1.0)  # fmt: skip
+    df = copy(df, df.index.max(), dtype="float32", warm_median_s=0.5)
+    said = rec.float64_sentence(rec.float64_costs(df))
+    assert "PyTorch 2.0× (pathwise) to 4.7× (jvp)" in said

@@ -113,6 +113,14 @@ def test_memory_slope_over_the_sizes_that_ran(small):
     failed = copy_of(edited, "tensorflow", "tape-jacobian-pfor", paths=4000, status="memory-cap",
                      peak_over_inputs=5 * peak)  # fmt: skip
     assert vectorized.memory_slope(failed, "tensorflow", "tape-jacobian-pfor") == pytest.approx(2)
+    assert vectorized.slope_sizes(failed, "tensorflow", "tape-jacobian-pfor") == "1,000 to 2,000"
+    # A size below 1,000, where the fixed buffers dominate (as large a peak as at 1,000: the
+    # slope through it would read 1), is left out of the fit.
+    small_n = copy_of(edited, "tensorflow", "tape-jacobian-pfor", paths=100, peak_over_inputs=peak)
+    assert vectorized.memory_slope(small_n, "tensorflow", "tape-jacobian-pfor") == pytest.approx(2)
+    assert vectorized.memory_slope(small_n, "tensorflow", "tape-jacobian-pfor",
+                                   from_paths=100) < 1.5  # fmt: skip
+    assert vectorized.slope_sizes(small, "tensorflow", "tape-jacobian-pfor") == "–"
 
 
 # --- loop against vectorized -----------------------------------------------------------
@@ -250,3 +258,74 @@ def test_only_pytorch_loops_have_a_model_fitted_under_glibc_mmap():
     for s in mmap:
         assert s.framework == "torch" and s.mode == "reverse" and s.batching == "loop"
     assert registry.get("tensorflow", "tape-jacobian-loop").memory_fitted_under == "glibc"
+
+
+# --- the terminal-only forms ------------------------------------------------------------------
+
+
+def test_each_terminal_form_is_paired_with_the_path_form_it_runs_without_the_path():
+    assert vectorized.terminal_pairs() == [
+        ("torch", "jacrev-terminal", "jacrev"),
+        ("tensorflow", "tape-jacobian-terminal", "tape-jacobian-pfor"),
+        ("jax", "jacrev-terminal", "jacrev"),
+    ]
+
+
+def _terminal_rows(df, rows):
+    """The fixture with rows copied from its torch jacrev row at N = 1,000: (framework, strategy,
+    N, status, peak MiB, warm s)."""
+    base = df[mask(df, "torch", "jacrev")].iloc[0]
+    made = []
+    for fw, name, n, status, peak, warm in rows:
+        r = base.copy()
+        r[["framework", "strategy", "paths", "status", "peak_over_inputs", "warm_median_s"]] = (
+            fw, name, n, status, None if peak is None else peak * MIB, warm)  # fmt: skip
+        made.append(r)
+    drop = (df["problem"] == "gbm") & df["strategy"].isin(["jacrev", "tape-jacobian-pfor"])
+    return pd.concat([df[~drop.fillna(False)], pd.DataFrame(made)], ignore_index=True)
+
+
+def test_the_terminal_forms_against_the_path_forms(small):
+    df = _terminal_rows(small, [
+        ("torch", "jacrev", 3000, "ok", 5300, 2.0),
+        ("torch", "jacrev-terminal", 3000, "ok", 100, 0.1),
+        ("tensorflow", "tape-jacobian-pfor", 3000, "ok", 6400, 3.0),
+        ("tensorflow", "tape-jacobian-terminal", 3000, "ok", 80, 0.2),
+        ("torch", "jacrev", 10000, "skipped-predicted", None, None),
+        ("torch", "jacrev-terminal", 10000, "ok", 1200, 1.5),
+        ("tensorflow", "tape-jacobian-pfor", 10000, "skipped-predicted", None, None),
+        ("tensorflow", "tape-jacobian-terminal", 10000, "memory-cap", None, None),
+    ])  # fmt: skip
+    cmp = vectorized.terminal_against_path(df, vectorized.terminal_pairs())
+    assert len(cmp) == 4 and set(cmp["framework"]) == {"torch", "tensorflow"}  # no JAX rows
+    at = cmp.set_index(["framework", "paths"])
+    assert at.loc[("torch", 3000), "path_peak"] / at.loc[("torch", 3000), "terminal_peak"] == 53
+    assert at.loc[("tensorflow", 10000), "terminal_outcome"].startswith("memory cap")
+    said = vectorized.terminal_sentence(cmp)
+    # 5300 / 100 = 53x and 6400 / 80 = 80x at 3,000; at 10,000 one of two terminal forms ran.
+    assert said.startswith("At N = 3,000, where both ran, the path forms held 53× to 80× the ")
+    assert "(5.2 GiB to 6.2 GiB against 80.0 MiB to 100.0 MiB beyond the inputs)" in said
+    assert "at N = 10,000, 1 of 2 terminal-only forms ran, holding 1.2 GiB in 1.50 s a call" in said
+    assert "; the path forms: skipped (needs " in said and said.endswith(").")
+
+
+def test_the_terminal_sentence_where_the_forms_never_both_ran(small):
+    df = _terminal_rows(small, [
+        ("jax", "jacrev", 10000, "memory-cap", None, None),
+        ("jax", "jacrev-terminal", 10000, "ok", 800, 0.5),
+    ])  # fmt: skip
+    said = vectorized.terminal_sentence(
+        vectorized.terminal_against_path(df, vectorized.terminal_pairs())
+    )
+    assert said.startswith("At N = 10,000, 1 of 1 terminal-only forms ran, holding 800.0 MiB")
+    assert "; the path forms: memory cap (" in said
+    empty = vectorized.terminal_against_path(small, vectorized.terminal_pairs())
+    assert empty.empty
+    assert vectorized.terminal_sentence(empty) == (
+        "The terminal-only forms were not measured in this build."
+    )
+    failed = _terminal_rows(small, [("jax", "jacrev-terminal", 1000, "error", None, None)])
+    said = vectorized.terminal_sentence(
+        vectorized.terminal_against_path(failed, vectorized.terminal_pairs())
+    )
+    assert said == "No terminal-only form ran correctly in this build."

@@ -189,20 +189,48 @@ def test_the_largest_n_a_strategy_ran_skips_the_sizes_it_did_not(small):
     assert queries.largest_ok(df, "torch", "jacfwd", "moments")["inputs"] == 16_000
 
 
-def test_create_graph_is_read_at_the_largest_n_both_loops_ran(small):
-    assert wide.create_graph_cost(small) == wide.CreateGraph()  # all None: not measured
+def _create_graph(small, sizes):
     df = small
-    for n, plain, graph in ((1000, 0.001, 0.003), (10_000, 0.010, 0.012), (N, 0.1, None)):
+    for n, plain, graph in sizes:
         df = _moments(df, "torch", {"grad-loop": plain, "grad-loop-create-graph": graph}, n=n,
                       peak_over_inputs=2**20 * n / 1000)  # fmt: skip
-    cost = wide.create_graph_cost(df)
-    assert (cost.n, cost.plain_time, cost.graph_time) == (10_000, 0.010, 0.012)
-    assert cost.time_ratio == pytest.approx(1.2)
-    assert cost.plain_peak == cost.graph_peak == 10 * 2**20
-    # Take away the create_graph row at 10,000 and the answer falls back to 1,000.
-    df = df[~((df["strategy"] == "grad-loop-create-graph") & (df["inputs"] == 10_000))]
-    cost = wide.create_graph_cost(df)
-    assert cost.n == 1000 and cost.time_ratio == pytest.approx(3.0)
+    return df
+
+
+def test_create_graph_is_read_at_every_n_both_loops_ran(small):
+    assert wide.create_graph_costs(small).empty
+    assert "was not measured" in wide.create_graph_sentence(wide.create_graph_costs(small), N)
+    df = _create_graph(small, ((1000, 0.001, 0.003), (10_000, 0.010, 0.012), (N, 0.1, None)))
+    costs = wide.create_graph_costs(df)
+    assert list(costs["inputs"]) == [1000, 10_000]  # at N the create_graph loop failed
+    assert list(costs["time_ratio"]) == pytest.approx([3.0, 1.2])
+    assert list(costs["memory_ratio"]) == pytest.approx([1.0, 1.0])
+    # Read at the n nearest the question's (10,000 here), not called cheap at 1.2x the time.
+    said = wide.create_graph_sentence(costs, N)
+    assert said.startswith(
+        "At n = 10,000 the loop with it takes 12.0 ms against 10.0 ms "
+        "(1.20×), peak beyond the inputs 10.0 MiB against 10.0 MiB (1.00×): "
+        "unneeded, and not free."
+    )
+    assert said.endswith(" At n = 1,000 it takes 3.00× the plain loop's time.")
+    df = _create_graph(df, ((100, 0.0001, 0.0002),))
+    said = wide.create_graph_sentence(wide.create_graph_costs(df), N)
+    assert said.endswith(
+        " Over the other sizes measured (n = 100 to 1,000) it takes 2.00× to "
+        "3.00× the plain loop's time."
+    )
+
+
+def test_create_graph_costs_almost_nothing_only_where_both_ratios_say_so(small):
+    df = _create_graph(small, ((N, 0.100, 0.105),))
+    said = wide.create_graph_sentence(wide.create_graph_costs(df), N)
+    assert said.endswith(
+        "(1.05×), peak beyond the inputs 100.0 MiB against 100.0 MiB (1.00×): "
+        "there it costs almost nothing."
+    )
+    df.loc[df["strategy"] == "grad-loop-create-graph", "peak_over_inputs"] = 2**20 * 150
+    said = wide.create_graph_sentence(wide.create_graph_costs(df), N)
+    assert "(1.50×): unneeded, and not free." in said
 
 
 # --- Hessians and the per-path Greeks --------------------------------------------------------
@@ -367,3 +395,101 @@ def test_the_regime_turns_above_the_overhead_total():
 )  # fmt: skip
 def test_an_aspect_reads_as_a_fraction_of_the_sides(a, text):
     assert wide.aspect(a) == text
+
+
+# --- JAX's Greeks with and without YNNPACK ------------------------------------------------------
+
+
+def _greeks(df, times: dict) -> pd.DataFrame:
+    """The fixture with JAX Greeks rows: {(method, dtype, N): warm seconds or None (memory cap)}."""
+    for (method, dtype, n), warm in times.items():
+        df = _add(df, problem="gbm", target="second", strategy=method, dtype=dtype, paths=n,
+                  inputs=pd.NA, warm_median_s=warm,
+                  status="ok" if warm is not None else "memory-cap")  # fmt: skip
+    return df
+
+
+def _ynn(df, f32_on, f32_off, f64_on, f64_off, small_on=0.2, small_off=0.19):
+    return wide.ynn_effect(wide.greeks_rows(_greeks(df, {
+        (wide.GREEKS, "float32", 10**5): small_on, (wide.NO_YNN, "float32", 10**5): small_off,
+        (wide.GREEKS, "float32", 10**6): f32_on, (wide.NO_YNN, "float32", 10**6): f32_off,
+        (wide.GREEKS, "float64", 10**6): f64_on, (wide.NO_YNN, "float64", 10**6): f64_off,
+    })))  # fmt: skip
+
+
+def test_ynn_effect_pairs_the_two_builds_per_dtype_and_n(small):
+    effect = _ynn(small, 36.0, 2.0, 4.0, 4.4)
+    at = effect.set_index(["dtype", "paths"])
+    assert at.loc[("float32", 10**6), "slowdown"] == pytest.approx(18.0)
+    assert at.loc[("float64", 10**6), "slowdown"] == pytest.approx(4.0 / 4.4)
+    assert at.loc[("float32", 10**5), "slowdown"] == pytest.approx(0.2 / 0.19)
+    # The fixture's JAX Greeks at 10,000 have no partner without YNNPACK: no row.
+    assert 10_000 not in set(effect["paths"])
+
+
+def test_ynn_is_named_the_cause_only_where_turning_it_off_removes_the_float32_slowdown(small):
+    said = wide.ynn_sentence(_ynn(small, 36.0, 2.0, 4.0, 4.4))
+    assert "The float32 anomaly is YNNPACK's" in said and "18.0× slower" in said
+    assert "N = 100,000 the two are within 1.5×" in said
+    assert "float32 is the cheaper dtype" in said  # 2.0 s against float64's 4.0 s
+    # Without YNNPACK just as slow: not its doing.
+    said = wide.ynn_sentence(_ynn(small, 36.0, 30.0, 4.0, 4.4))
+    assert said.endswith(
+        "Turning YNNPACK off changes little (1.20×), and float32 is still "
+        "slower than float64, so the anomaly's cause lies elsewhere."
+    )
+    assert "YNNPACK's:" not in said
+    # No anomaly at all (the quick profile's N = 10,000): nothing to explain.
+    said = wide.ynn_sentence(_ynn(small, 0.2, 0.19, 0.4, 0.41))
+    assert said.endswith("Turning YNNPACK off changes little (1.05×).")
+    # float64 slowed as much as float32: not a float32 anomaly of YNNPACK's either.
+    said = wide.ynn_sentence(_ynn(small, 36.0, 12.0, 12.0, 4.0))
+    assert "slows both dtypes alike here (3.00× in float32, 3.00× in float64)" in said
+    # Faster without it but still dearer than float64: no claim about the cheaper dtype.
+    said = wide.ynn_sentence(_ynn(small, 36.0, 6.0, 4.0, 4.4))
+    assert "YNNPACK's" in said and "cheaper dtype" not in said
+
+
+def test_ynn_sentence_without_the_second_build_says_so(small):
+    assert "were not measured" in wide.ynn_sentence(wide.ynn_effect(wide.greeks_rows(small)))
+    failed = _ynn(small, 36.0, None, 4.0, 4.4)
+    assert failed.loc[failed["dtype"] == "float32", "no_ynn_s"].isna().any()
+    assert "were not measured" in wide.ynn_sentence(failed[failed["paths"] == 10**6])
+
+
+def test_the_reverse_strategies_growth_between_the_two_largest_n(small):
+    # The fixture's reverse rows: one n each.
+    assert wide.reverse_growth(small).endswith("so their growth is not fitted")
+    df = _moments(small, "torch", {"grad-loop": 0.1}, n=10**6)
+    df = _moments(df, "torch", {"grad-loop": 4.8}, n=10**7)
+    df = _moments(df, "jax", {"jacrev": 6.4}, n=10**7)
+    df = _moments(df, "jax", {"jacrev": 0.1}, n=10**6)
+    # 48x and 64x over a decade: slopes log10(48) and log10(64).
+    assert wide.reverse_growth(df) == (
+        "they grow as n^1.68 to n^1.81 from n = 1,000,000 to 10,000,000"
+    )
+    # Forward mode is not counted.
+    fwd = _moments(df, "jax", {"jacfwd": 100.0}, n=10**7)
+    assert wide.reverse_growth(fwd) == wide.reverse_growth(df)
+
+
+def test_the_third_answers_cpu_timings_beside_ours(small):
+    table = wide.third_answer(small, N)
+    assert list(table.iloc[:, 1]) == ["11.7 ms", "539 µs", "21.7×"]
+    # The fixture has no batched-backward row at n = 100,000: not measured, and said so.
+    assert table.iloc[2, 2] == "–"
+    assert "were not both measured" in wide.third_answer_verdict(table)
+    # The fixture's own closed-form row at n = 100,000 replaced by one of a known time.
+    small = small[~((small["framework"] == "numpy") & (small["problem"] == "moments"))]
+    df = _moments(small, "torch", {"batched-backward": 0.004}, n=N)
+    df = _moments(df, "numpy", {"analytic": 0.0005}, n=N)
+    table = wide.third_answer(df, N)
+    assert list(table.iloc[:, 2]) == ["4.0 ms", "500 µs", "8.0×"]
+    assert wide.third_answer_verdict(table).startswith(
+        "The hand-written derivative is faster here too: 8.0× against the answer's 21.7×"
+    )
+    slow = _moments(small, "torch", {"batched-backward": 0.0004}, n=N)
+    slow = _moments(slow, "numpy", {"analytic": 0.0005}, n=N)
+    assert wide.third_answer_verdict(wide.third_answer(slow, N)).startswith(
+        "Here the hand-written derivative is not faster (0.8×"
+    )

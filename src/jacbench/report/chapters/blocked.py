@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from jacbench.constants import AD_FRAMEWORKS
+from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
 from jacbench.problems.gbm import GBMParams
 from jacbench.report import formats, queries
 from jacbench.report.formats import NOT_MEASURED
-from jacbench.strategies import registry
+from jacbench.strategies import catalog, registry
 from jacbench.strategies.memory_model import block_paths
 
 # The size the section's prose is about: where one path array no longer fits in memory.
@@ -90,3 +90,152 @@ def phrase(df: pd.DataFrame, framework: str) -> str:
     at_million = "" if s["peak_1e6"] == NOT_MEASURED else f" ({s['peak_1e6']} at N = 10^6)"
     ratio = "" if s["ratio"] == "–" else f", {s['ratio']} its blocked simulation's time"
     return f"{name} to N = {s['n']}: {s['time']} a call, peak {s['peak']}{at_million}{ratio}"
+
+
+# --- what share of a blocked case is drawing the random numbers -------------------------------
+
+
+def drawing_shares(df: pd.DataFrame, paths: int | None, frameworks=AD_FRAMEWORKS) -> pd.DataFrame:
+    """One row per blocked strategy and blocked simulation of each framework that ran correctly
+    at N = paths beside the drawing alone (simulation:blocked-draws, the same blocks and draws,
+    no path): its warm median, the drawing's, and the drawing's share of its time. The two are
+    timed in separate workers, so a share is read to about a tenth. Empty where paths is None."""
+    rows = []
+    for fw in frameworks if paths is not None else ():
+        draws = queries.simulation(df, fw, catalog.BLOCKED_DRAWS, paths)
+        if draws is None:
+            continue
+        pairs = registry.blocked_pairs(fw)
+        executions = sorted({registry.get(fw, b).execution for b, _ in pairs})
+        targets = [(f"simulation:{e}", queries.simulation(df, fw, e, paths)) for e in executions]
+        targets += [(b, queries.one(queries.gbm(df, framework=fw, strategy=b, status="ok"),
+                                    paths=paths)) for b, _ in pairs]  # fmt: skip
+        for name, row in targets:
+            if row is None:
+                continue
+            rows.append({
+                "framework": fw, "strategy": name, "time_s": float(row["warm_median_s"]),
+                "draws_s": float(draws["warm_median_s"]),
+            })  # fmt: skip
+    out = pd.DataFrame(rows, columns=["framework", "strategy", "time_s", "draws_s"])
+    out["share"] = out["draws_s"] / out["time_s"]
+    return out
+
+
+def drawing_size(df: pd.DataFrame, frameworks=AD_FRAMEWORKS) -> int | None:
+    """The largest N at which some framework's drawing alone and one of its blocked strategies
+    both ran correctly, or None."""
+    sizes = set()
+    for fw in frameworks:
+        draws = queries.gbm(df, "simulation", framework=fw, status="ok",
+                            strategy=f"simulation:{catalog.BLOCKED_DRAWS}")  # fmt: skip
+        for b, _ in registry.blocked_pairs(fw):
+            ran = queries.gbm(df, framework=fw, strategy=b, status="ok")
+            sizes |= set(draws["paths"]) & set(ran["paths"])
+    return int(max(sizes)) if sizes else None
+
+
+def _share_range(shares: pd.Series) -> str:
+    lo, hi = shares.min(), shares.max()
+    if round(lo * 100) == round(hi * 100):
+        return f"{lo:.0%}"
+    return f"{lo:.0%} to {hi:.0%}"
+
+
+def drawing_sentence(shares: pd.DataFrame, paths: int | None) -> str:
+    """What share of the blocked simulations' and blocked strategies' warm time drawing the
+    normals alone takes at N = paths, as a range over the frameworks; says where it was not
+    measured."""
+    if paths is None or shares.empty:
+        return ("Drawing the normals alone (simulation:blocked-draws) was not measured in this "
+                "build, so the share of a blocked case's time that is random numbers is not "
+                "known here.")  # fmt: skip
+    sims = shares[shares["strategy"].str.startswith("simulation:")]
+    strategies = shares[~shares["strategy"].str.startswith("simulation:")]
+    parts = []
+    if len(sims):
+        parts.append(f"{_share_range(sims['share'])} of the blocked simulations' time")
+    if len(strategies):
+        parts.append(f"{_share_range(strategies['share'])} of the blocked strategies'")
+    said = " and ".join(parts)
+    most = strategies.loc[strategies["share"].idxmax()] if len(strategies) else None
+    tail = ""
+    # "Most" only where the share clears a half by more than its uncertainty (a tenth).
+    if most is not None and most["share"] >= 0.6:
+        tail = (f"; for {most['strategy']} in {FRAMEWORK_NAMES[most['framework']]}, the random "
+                f"numbers are most of the Jacobian's cost")  # fmt: skip
+    return (
+        f"At N = {formats.count(paths)}, drawing the normals alone takes {said}{tail} "
+        "(the two timed in separate workers, so a share is good to about a tenth)."
+    )
+
+
+# --- TensorFlow drawing inside a compiled function ---------------------------------------------
+
+
+def tensorflow_drawing(df: pd.DataFrame) -> dict | None:
+    """TensorFlow's simulation drawing its own normals (stateless_normal) in a tf.function, under
+    XLA with the default algorithm and under XLA with philox named, at the largest N where the
+    tf.function one ran correctly: {"n", and per name (function, xla, philox) its row or
+    None}; None where the tf.function one never ran."""
+    names = {"function": "function-draws", "xla": "xla-draws", "philox": "xla-philox-draws"}
+    assert set(names.values()) == set(catalog.TENSORFLOW_DRAWS)
+    names = {kind: f"simulation:{name}" for kind, name in names.items()}
+    sims = queries.gbm(df, "simulation", framework="tensorflow")
+    ran = sims[(sims["strategy"] == names["function"]) & (sims["status"] == "ok")]
+    if ran.empty:
+        return None
+    n = int(ran["paths"].max())
+    return {"n": n} | {kind: queries.one(sims, strategy=name, paths=n)
+                       for kind, name in names.items()}  # fmt: skip
+
+
+def tensorflow_drawing_sentence(found: dict | None) -> str:
+    """How long TensorFlow's simulation takes when it draws its normals in a tf.function and
+    under jit_compile=True, with the default algorithm and with philox: how many times the
+    tf.function's each takes, or what stopped it."""
+    if found is None:
+        return ("TensorFlow drawing its normals inside a compiled function was not measured in "
+                "this build.")  # fmt: skip
+    base = found["function"]
+    t = float(base["warm_median_s"])
+
+    def against(row) -> str:
+        if row is None:
+            return "not measured"
+        if row["status"] != "ok":
+            return formats.outcome(row)
+        k = float(row["warm_median_s"]) / t
+        how = (
+            f"{formats.times(k)} as long"
+            if k >= 1.15
+            else f"{formats.times(1 / k)} faster"
+            if k <= 1 / 1.15
+            else "about the same"
+        )
+        return f"{formats.time(row['warm_median_s'])}, {how}"
+
+    said = (
+        f"At N = {formats.count(found['n'])} (M = {int(base['steps'])}), TensorFlow's "
+        f"simulation drawing its own normals with tf.random.stateless_normal takes "
+        f"{formats.time(t)} in a tf.function; with jit_compile=True, "
+        f"{against(found['xla'])}; with jit_compile=True and alg='philox' named, "
+        f"{against(found['philox'])}."
+    )
+
+    def over(row) -> float | None:
+        ok = row is not None and row["status"] == "ok"
+        return float(row["warm_median_s"]) / t if ok else None
+
+    xla, philox = over(found["xla"]), over(found["philox"])
+    xla_failed = found["xla"] is not None and found["xla"]["status"] != "ok"
+    if (xla_failed or (xla is not None and xla >= 3)) and philox is not None and philox < 1.5:
+        said += (" Under XLA the default algorithm's CPU kernels are the slow part: whoever "
+                 "compiles the drawing with jit_compile=True should name alg='philox', or draw "
+                 "outside the compiled function.")  # fmt: skip
+    elif xla_failed or (xla is not None and xla >= 3):
+        said += (" Under XLA drawing is slow whichever algorithm is named: draw outside the "
+                 "compiled function.")  # fmt: skip
+    elif xla is not None and xla < 1.5:
+        said += " Here XLA's drawing costs no more than a tf.function's."
+    return said

@@ -1,6 +1,7 @@
 """What to use (chapter 6): the one-argument fix to the question's call, finite differences
 against automatic differentiation, each framework's pick per Jacobian shape (fastest, within a
-memory budget, its own default call) and what the answer code's builders cost. The dense
+memory budget, its own default call) per regime (the question's size, the largest in memory,
+beyond it), named only where the data rank them, and what the answer code's builders cost. The dense
 Hessians' readings are in chapters.dense_hessians."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import pandas as pd
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
 from jacbench.measure.targets import SecondOrderTarget
 from jacbench.report import formats, queries
-from jacbench.report.chapters import accuracy, question, reproduced
+from jacbench.report.chapters import accuracy, occasions, question, reproduced
 from jacbench.second import registry as second
 from jacbench.strategies import registry
 
@@ -104,6 +105,30 @@ def fix_beyond(df: pd.DataFrame) -> str:
     return f"At N = {n:,} the question's program {fate(big)}; the one-argument fix {fix}"
 
 
+def fix_repeated(df: pd.DataFrame) -> str:
+    """Whether the fix's memory grew over its repeated calls, at the largest N it ran: the peak
+    during the warm calls against the first call's, with how many warm calls there were."""
+    _, fixed = _question_and_fix(df)
+    ok = fixed[fixed["status"] == "ok"]
+    if ok.empty:
+        return f"Its repeated calls were {formats.NOT_MEASURED} here."
+    r = ok.iloc[-1]
+    cold, warm, calls = r["cold_peak"], r["warm_peak"], r["warm_n"]
+    if formats.missing(cold) or formats.missing(warm) or formats.missing(calls):
+        return f"Its memory over repeated calls was {formats.NOT_MEASURED} here."
+    grew = warm > 1.1 * cold
+    how = (
+        f"grew to {formats.size(warm)} from the first call's {formats.size(cold)}"
+        if grew
+        else f"stayed at {formats.size(warm)} (the first call: {formats.size(cold)})"
+    )
+    return (
+        f"Here, on the CPU at N = {int(r['paths']):,}, the process's peak over "
+        f"{int(calls)} warm calls {how}; a sweep makes far fewer calls than an optimiser's "
+        "loop, so a slow leak could still hide from it."
+    )
+
+
 # --- Finite differences against automatic differentiation --------------------------------------
 
 
@@ -165,6 +190,47 @@ def fd_accuracy(df: pd.DataFrame) -> str:
     )
 
 
+# --- float32 or float64 ----------------------------------------------------------------------
+
+
+def float64_costs(df: pd.DataFrame) -> pd.DataFrame:
+    """Every AD strategy measured correctly in float64 at some N beside its float32 row at the
+    same N (allocator glibc): its two warm medians and float64's over float32's."""
+    f64 = queries.gbm(df, framework=AD_FRAMEWORKS, dtype="float64", status="ok")
+    rows = []
+    for _, r in f64.iterrows():
+        f32 = queries.one(queries.gbm(df, framework=r["framework"], status="ok"),
+                          strategy=r["strategy"], paths=r["paths"])  # fmt: skip
+        if f32 is None:
+            continue
+        rows.append({"framework": r["framework"], "strategy": r["strategy"],
+                     "paths": int(r["paths"]), "float32_s": float(f32["warm_median_s"]),
+                     "float64_s": float(r["warm_median_s"])})  # fmt: skip
+    out = pd.DataFrame(rows, columns=["framework", "strategy", "paths", "float32_s", "float64_s"])
+    out["over"] = out["float64_s"] / out["float32_s"]
+    order = out["framework"].map(AD_FRAMEWORKS.index)
+    return out.iloc[order.argsort(kind="stable")].reset_index(drop=True)
+
+
+def float64_sentence(costs: pd.DataFrame) -> str:
+    """What float64 costs per framework, as the range of float64/float32 over its strategies."""
+    if costs.empty:
+        return "float64 was not measured beside float32 in this build."
+    parts = []
+    for fw, rows in costs.groupby("framework", sort=False):
+        lo, hi = rows.loc[rows["over"].idxmin()], rows.loc[rows["over"].idxmax()]
+        span = (
+            f"{formats.times(lo['over'])} ({lo['strategy']})"
+            if lo.name == hi.name
+            else f"{formats.times(lo['over'])} ({lo['strategy']}) to "
+            f"{formats.times(hi['over'])} ({hi['strategy']})"
+        )
+        parts.append(f"{FRAMEWORK_NAMES[fw]} {span}")
+    n = sorted(set(costs["paths"]))
+    at = f"N = {n[0]:,}" if len(n) == 1 else "the N measured"
+    return f"At {at}, float64 takes " + "; ".join(parts) + " the float32 time."
+
+
 # --- The candidates ---------------------------------------------------------------------------
 
 
@@ -195,23 +261,9 @@ def shape_rows(cands: pd.DataFrame, framework: str, shape: str) -> pd.DataFrame:
     return cands[(cands["framework"] == framework) & (cands["shape"] == shape)]
 
 
-def largest_size(rows: pd.DataFrame) -> int | None:
-    """The largest size at which any of the rows ran correctly."""
-    ok = rows[rows["status"] == "ok"]
-    return int(ok["size"].max()) if len(ok) else None
-
-
 def at_size(rows: pd.DataFrame, n: int) -> pd.DataFrame:
     """The correct rows at one size."""
     return rows[(rows["status"] == "ok") & (rows["size"] == n)]
-
-
-def pick(cands: pd.DataFrame, framework: str, shape: str) -> pd.Series | None:
-    """The fastest candidate of a framework and shape at the largest size where anything ran
-    correctly (the first of equals), or None."""
-    rows = shape_rows(cands, framework, shape)
-    n = largest_size(rows)
-    return None if n is None else queries.fastest(at_size(rows, n))
 
 
 def within(rows: pd.DataFrame, budget_gib: float) -> pd.Series | None:
@@ -225,13 +277,6 @@ def default_at(rows: pd.DataFrame, name: str, n: int) -> pd.Series | None:
     tried = rows[rows["name"] == name].sort_values("size", kind="stable")
     at = tried[tried["size"] == n]
     return (at if len(at) else tried).iloc[-1] if len(tried) else None
-
-
-def timed(row: pd.Series) -> str:
-    """'pathwise (106.7 ms, 3.0× a simulation)'; the ratio where one was measured."""
-    ratio = queries.ratio(row)
-    vs = f", {formats.times(ratio)} a simulation" if ratio is not None else ""
-    return f"{row['name']} ({formats.time(row['warm_median_s'])}{vs})"
 
 
 def fitted(row: pd.Series | None) -> str:
@@ -261,37 +306,194 @@ def against_question(df: pd.DataFrame, framework: str, shape: str) -> str:
 def decision_columns(budgets_gib) -> list[str]:
     """The decision table's columns, one per memory budget among them."""
     return (
-        ["framework", "Jacobian shape", "largest size measured", "fastest there"]
+        ["framework", "Jacobian shape", "where", "fastest there"]
         + [f"fastest within {b:g} GiB" for b in budgets_gib]
         + ["the framework's default"]
         + [f"fastest against the question's program at N = {reproduced.QUESTION_N:,}"]
     )
 
 
-def decision_table(df: pd.DataFrame, cands: pd.DataFrame, budgets_gib) -> pd.DataFrame:
-    """Per framework and shape that ran, at its largest size: the fastest candidate, the
-    fastest within each budget, the framework's own call and, for the tall Jacobian, the
-    fastest against the question's program."""
+def decision_table(
+    df: pd.DataFrame, cands: pd.DataFrame, budgets_gib, margin_by: dict[str, float] | None = None
+) -> pd.DataFrame:
+    """Per framework, shape and regime (regimes): the pick there (group_phrase of pick_group
+    with the framework's margin), the fastest within each budget, the framework's own call
+    and, for the tall Jacobian at the question's N, the fastest against the question's
+    program."""
+    margin_by = margin_by or {}
     table = []
     for fw in AD_FRAMEWORKS:
+        margin = margin_by.get(fw, 1.0)
         for shape in SHAPES:
             rows = shape_rows(cands, fw, shape)
-            n = largest_size(rows)
-            if n is None:
-                continue
-            there = at_size(rows, n)
-            table.append(
-                [
-                    FRAMEWORK_NAMES[fw],
-                    shape,
-                    f"{SIZE[shape]} = {n:,}",
-                    timed(pick(cands, fw, shape)),
-                ]
-                + [fitted(within(there, b)) for b in budgets_gib]
-                + [outcome_at(default_at(rows, default_name(fw, shape), n), shape)]
-                + [against_question(df, fw, shape)]
-            )
+            for regime, n, group in regime_picks(cands, fw, shape, margin):
+                there = at_size(rows, n)
+                question_size = shape == TALL and n == reproduced.QUESTION_N
+                table.append(
+                    [FRAMEWORK_NAMES[fw], shape, f"{regime}, {SIZE[shape]} = {n:,}",
+                     group_phrase(group, margin)]
+                    + [fitted(within(there, b)) for b in budgets_gib]
+                    + [outcome_at(default_at(rows, default_name(fw, shape), n), shape)]
+                    + [against_question(df, fw, shape) if question_size else "–"]
+                )  # fmt: skip
     return pd.DataFrame(table, columns=decision_columns(budgets_gib))
+
+
+# --- Picks per regime -------------------------------------------------------------------------
+
+# The second question's n (the wide Jacobian's size it asked about).
+QUESTION_INPUTS = 100_000
+# The regimes a pick is made in: the question's size, the largest size with the arrays in
+# memory (the tall Jacobian's unblocked strategies), and beyond it (only blocked ones ran).
+QUESTION_SIZE, IN_MEMORY, BEYOND, LARGEST = (
+    "the question's size",
+    "largest in memory",
+    "beyond memory",
+    "largest measured",
+)
+# At most this many names in one pick; the rest are counted.
+MOST_NAMED = 3
+
+
+def margins(first: pd.DataFrame, second: pd.DataFrame | None) -> dict[str, float]:
+    """How many times faster one strategy's warm median must be than another's for the book to
+    rank them, per framework: the largest factor by which one of that framework's side-by-side
+    ratios moved between the two occasions (occasions.moved at every N of the second; any
+    framework's largest for one with none there); 1 for every framework with one occasion."""
+    if second is None or second.empty:
+        return dict.fromkeys(AD_FRAMEWORKS, 1.0)
+    tables = [occasions.moved(first, second, int(n)) for n in sorted(set(second["paths"].dropna()))]
+    moved = pd.concat([t for t in tables if len(t)]) if any(len(t) for t in tables) else None
+    if moved is None:
+        return dict.fromkeys(AD_FRAMEWORKS, 1.0)
+    factor = moved["moved"].map(lambda m: max(m, 1 / m))
+    overall = float(factor.max())
+    by = factor.groupby(moved["framework"]).max()
+    return {fw: float(by.get(fw, overall)) for fw in AD_FRAMEWORKS}
+
+
+def clearly_faster(a: pd.Series, b: pd.Series, margin: float = 1.0) -> bool:
+    """Whether a's warm calls beat b's by more than their noise: not both under a millisecond
+    (overhead_bound), b's fastest warm call slower than a's median, and b's median more than
+    margin times a's."""
+    if _overhead(a) and _overhead(b):
+        return False
+    fastest = b["warm_min_s"] if not formats.missing(b["warm_min_s"]) else b["warm_median_s"]
+    median = a["warm_median_s"]
+    return bool(fastest > median and b["warm_median_s"] > margin * median)
+
+
+def _overhead(row: pd.Series) -> bool:
+    value = row.get("overhead_bound")
+    return False if formats.missing(value) else bool(value)
+
+
+def pick_group(rows: pd.DataFrame, margin: float = 1.0) -> list[pd.Series]:
+    """The fastest correct row and every other that it does not clearly beat (clearly_faster),
+    in order of warm median: one row where the pick is clear, more where it is not; []."""
+    ok = rows[(rows["status"] == "ok").fillna(False).astype(bool)]
+    ok = ok.sort_values("warm_median_s", kind="stable")
+    if ok.empty:
+        return []
+    first = ok.iloc[0]
+    return [first] + [r for _, r in ok.iloc[1:].iterrows() if not clearly_faster(first, r, margin)]
+
+
+def regimes(rows: pd.DataFrame, shape: str) -> list[tuple[str, int]]:
+    """The (regime, size) pairs at which a framework's candidates of a shape are picked, in
+    order of size, each size once: for the tall Jacobian the question's N (where anything ran
+    there), the largest N where an unblocked strategy ran and, beyond it, the largest N where
+    anything ran (the blocked ones); for the wide Jacobian the question's n and the largest n;
+    for Hessians the largest n."""
+    ok = rows[(rows["status"] == "ok").fillna(False).astype(bool)]
+    if ok.empty:
+        return []
+    top = int(ok["size"].max())
+    found = []
+    if shape == TALL:
+        if (ok["size"] == reproduced.QUESTION_N).any():
+            found.append((QUESTION_SIZE, reproduced.QUESTION_N))
+        blocked = ok["strategy"].map(lambda s: s.startswith(registry.BLOCKED))
+        unblocked = ok[~blocked.astype(bool)]
+        if len(unblocked):
+            found.append((IN_MEMORY, int(unblocked["size"].max())))
+        found.append((BEYOND, top))
+    elif shape == WIDE:
+        if (ok["size"] == QUESTION_INPUTS).any():
+            found.append((QUESTION_SIZE, QUESTION_INPUTS))
+        found.append((LARGEST, top))
+    else:
+        found.append((LARGEST, top))
+    out, seen = [], set()
+    for regime, n in found:
+        if n not in seen:
+            seen.add(n)
+            out.append((regime, n))
+    return out
+
+
+def _named(row: pd.Series) -> str:
+    return f"{row['name']} ({formats.time(row['warm_median_s'])})"
+
+
+def group_phrase(group: list[pd.Series], margin: float = 1.0) -> str:
+    """'compiled-pathwise (1.2 ms)' for a clear pick; where it is not clear, the names within
+    reach of the fastest and why they are not ranked: 'pathwise-function (14.11 s) or
+    blocked-pathwise-function (14.19 s): within 1.01×, less than the 1.65× ratios moved between
+    occasions'; '–' for none."""
+    if not group:
+        return "–"
+    if len(group) == 1:
+        return _named(group[0])
+    first, last = group[0], group[-1]
+    shown = [_named(r) for r in group[:MOST_NAMED]]
+    more = len(group) - MOST_NAMED
+    names = (
+        ", ".join(shown[:-1]) + f" or {shown[-1]}"
+        if more <= 0
+        else (", ".join(shown) + f" and {more} more")
+    )
+    spread = last["warm_median_s"] / first["warm_median_s"]
+    if all(_overhead(r) for r in group):
+        why = "all under a millisecond, where per-call overhead decides"
+    elif margin > 1 and spread <= margin:
+        why = (
+            f"within {formats.times(spread, 2)}, less than the {formats.times(margin, 2)} "
+            "this framework's ratios moved between occasions"
+        )
+    else:
+        why = f"within {formats.times(spread, 2)}, their warm calls overlapping"
+    return f"{names}: {why}"
+
+
+def regime_picks(
+    cands: pd.DataFrame, framework: str, shape: str, margin: float = 1.0
+) -> list[tuple[str, int, list[pd.Series]]]:
+    """(regime, size, pick_group there) for each of regimes."""
+    rows = shape_rows(cands, framework, shape)
+    return [(regime, n, pick_group(at_size(rows, n), margin)) for regime, n in regimes(rows, shape)]
+
+
+def picks_sentence(cands: pd.DataFrame, shape: str, margin_by: dict[str, float]) -> str:
+    """The picks of one shape, regime by regime, every framework in each: 'At the question's
+    size (N = 10,000): PyTorch compiled-pathwise (1.2 ms); TensorFlow ... .'"""
+    by_regime: dict[tuple[str, int], list[str]] = {}
+    for fw in AD_FRAMEWORKS:
+        for regime, n, group in regime_picks(cands, fw, shape, margin_by.get(fw, 1.0)):
+            said = group_phrase(group, margin_by.get(fw, 1.0))
+            by_regime.setdefault((regime, n), []).append(f"{FRAMEWORK_NAMES[fw]}, {said}")
+    if not by_regime:
+        what = {TALL: "tall Jacobian", WIDE: "wide Jacobian", HESSIAN: "Hessian"}[shape]
+        return f"No {what} candidate ran correctly in this build."
+    parts = []
+    order = (QUESTION_SIZE, IN_MEMORY, BEYOND, LARGEST)
+    for (regime, n), said in sorted(
+        by_regime.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1])
+    ):
+        parts.append(
+            f"{regime[0].upper()}{regime[1:]} ({SIZE[shape]} = {n:,}): " + "; ".join(said) + "."
+        )
+    return " ".join(parts)
 
 
 # --- What the answer code's builders cost -----------------------------------------------------

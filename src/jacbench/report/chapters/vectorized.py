@@ -48,11 +48,28 @@ def reverse_memory(params: GBMParams, strategy: registry.Strategy) -> dict[str, 
     }  # fmt: skip
 
 
-def memory_slope(df: pd.DataFrame, framework: str, strategy: str) -> float | None:
-    """The log-log slope of a strategy's peak beyond the inputs against N, over the sizes it
-    ran correctly (2: quadratic); None with fewer than two sizes."""
+# Slopes are fitted from this N up: below it a fixed footprint (the framework's buffers, the
+# import) dominates the peak, and a fit through it reads less than the growth.
+SLOPE_FROM = 1000
+
+
+def memory_slope(
+    df: pd.DataFrame, framework: str, strategy: str, from_paths: int = SLOPE_FROM
+) -> float | None:
+    """The log-log slope of a strategy's peak beyond the inputs against N, over the sizes from
+    from_paths up at which it ran correctly (2: quadratic); None with fewer than two sizes."""
     ok = queries.gbm(df, framework=framework, strategy=strategy, status="ok")
+    ok = ok[ok["paths"] >= from_paths]
     return queries.loglog_slope(ok["paths"], ok["peak_over_inputs"])
+
+
+def slope_sizes(
+    df: pd.DataFrame, framework: str, strategy: str, from_paths: int = SLOPE_FROM
+) -> str:
+    """'1,000 to 3,000': the sizes memory_slope fits over; '–' with fewer than two."""
+    ok = queries.gbm(df, framework=framework, strategy=strategy, status="ok")
+    sizes = sorted(set(ok.loc[ok["paths"] >= from_paths, "paths"]))
+    return f"{int(sizes[0]):,} to {int(sizes[-1]):,}" if len(sizes) >= 2 else "–"
 
 
 def loop_and_vectorized() -> list[tuple[str, str, str]]:
@@ -159,3 +176,92 @@ def reverse_at(df: pd.DataFrame, reverse: dict[str, list[str]], paths: int) -> p
     out = pd.DataFrame(rows, columns=columns)
     out[["peak", "mmap_peak"]] = out[["peak", "mmap_peak"]].astype(float)
     return out
+
+
+# --- the terminal-only form -------------------------------------------------------------------
+
+TERMINAL = "-terminal"
+
+
+def terminal_pairs() -> list[tuple[str, str, str]]:
+    """(framework, terminal-only strategy, the path form whose default vectorized reverse mode
+    it runs without the path) for every terminal-only strategy of the registry, in its order:
+    [('torch', 'jacrev-terminal', 'jacrev'), ('tensorflow', 'tape-jacobian-terminal',
+    'tape-jacobian-pfor'), ...]."""
+    out = []
+    for fw in registry.FRAMEWORKS:
+        names = {s.name for s in registry.by_framework(fw, "gbm")}
+        for s in registry.by_framework(fw, "gbm"):
+            if s.name.endswith(TERMINAL):
+                base = s.name.removesuffix(TERMINAL)
+                twin = next((t for t in (base, f"{base}-pfor") if t in names), None)
+                if twin is not None:
+                    out.append((fw, s.name, twin))
+    return out
+
+
+def terminal_against_path(df: pd.DataFrame, pairs: list[tuple[str, str, str]]) -> pd.DataFrame:
+    """One row per pair of terminal_pairs and N at which the terminal-only form was measured:
+    what became of each form there (formats.outcome), their peaks beyond the inputs and warm
+    times where they ran correctly (NaN where not)."""
+    rows = []
+    for fw, term, path in pairs:
+        for _, t in queries.gbm(df, framework=fw, strategy=term).iterrows():
+            n = int(t["paths"])
+            p = queries.one(queries.gbm(df, framework=fw, strategy=path), paths=n)
+            t_ok, p_ok = t["status"] == "ok", p is not None and p["status"] == "ok"
+            rows.append({
+                "framework": fw, "terminal": term, "path": path, "paths": n,
+                "terminal_outcome": formats.outcome(t), "path_outcome": formats.outcome(p),
+                "terminal_peak": t["peak_over_inputs"] if t_ok else None,
+                "path_peak": p["peak_over_inputs"] if p_ok else None,
+                "terminal_s": t["warm_median_s"] if t_ok else None,
+                "path_s": p["warm_median_s"] if p_ok else None,
+            })  # fmt: skip
+    columns = ["framework", "terminal", "path", "paths", "terminal_outcome", "path_outcome",
+               "terminal_peak", "path_peak", "terminal_s", "path_s"]  # fmt: skip
+    out = pd.DataFrame(rows, columns=columns)
+    numbers = ["terminal_peak", "path_peak", "terminal_s", "path_s"]
+    out[numbers] = out[numbers].astype(float)
+    return out
+
+
+def _range(values, fmt) -> str:
+    lo, hi = min(values), max(values)
+    return fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo)} to {fmt(hi)}"
+
+
+def terminal_sentence(cmp: pd.DataFrame) -> str:
+    """What the terminal-only forms cost against the path forms, from terminal_against_path:
+    at the largest N where both forms ran correctly in some framework, the path forms' peak
+    over the terminal forms' (a range over the frameworks), and at the largest N measured, how
+    many terminal forms ran correctly, their peaks, and what became of the path forms there."""
+    if cmp.empty:
+        return "The terminal-only forms were not measured in this build."
+    both = cmp.dropna(subset=["terminal_peak", "path_peak"])
+    said = []
+    if len(both):
+        n = int(both["paths"].max())
+        at = both[both["paths"] == n]
+        k = at["path_peak"] / at["terminal_peak"]
+        said.append(
+            f"At N = {formats.count(n)}, where both ran, the path forms held "
+            f"{_range(k, lambda x: formats.times(x, 0))} the terminal-only forms' memory "
+            f"({_range(at['path_peak'], formats.size)} against "
+            f"{_range(at['terminal_peak'], formats.size)} beyond the inputs)"
+        )
+    top = int(cmp["paths"].max())
+    at = cmp[cmp["paths"] == top]
+    ran = at.dropna(subset=["terminal_peak"])
+    if len(ran) and (not len(both) or top > int(both["paths"].max())):
+        fates = sorted(set(at.loc[at["path_peak"].isna(), "path_outcome"]))
+        fate = "; the path forms: " + ", ".join(fates) if fates else ""
+        said.append(
+            f"at N = {formats.count(top)}, {len(ran)} of {len(at)} terminal-only forms ran, "
+            f"holding {_range(ran['terminal_peak'], formats.size)} in "
+            f"{_range(ran['terminal_s'], formats.time)} a call{fate}"
+        )
+    if not said:
+        return "No terminal-only form ran correctly in this build."
+    text = "; ".join(said)
+    return text[0].upper() + text[1:] + "."

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES, FRAMEWORKS
@@ -178,31 +179,147 @@ def compiled_phrase(compiled: pd.Series | None, eager: pd.Series | None) -> str:
     )
 
 
-class CreateGraph(NamedTuple):
-    """The loop of gradients without and with create_graph=True at the largest n both ran:
-    warm times, their ratio and peaks beyond the inputs (all None where no n has both)."""
+def reverse_growth(df: pd.DataFrame) -> str:
+    """How the reverse-mode strategies of the wide Jacobian grow between the two largest n at
+    which each ran correctly: 'they grow as n^1.68 to n^1.81 from n = 1,000,000 to 10,000,000'
+    (the range of their log-log slopes there); says so where none ran at two sizes."""
+    slopes, spans = [], set()
+    for fw in AD_FRAMEWORKS:
+        for s in registry.by_framework(fw, MOMENTS):
+            if s.mode != "reverse":
+                continue
+            ok = queries.wide(df, framework=fw, strategy=s.name, target="strategy", status="ok")
+            sizes = sorted(set(ok["inputs"].dropna()))
+            if len(sizes) < 2:
+                continue
+            a, b = sizes[-2], sizes[-1]
+            ta = queries.one(ok, inputs=a)["warm_median_s"]
+            tb = queries.one(ok, inputs=b)["warm_median_s"]
+            slopes.append(float(np.log(tb / ta) / np.log(b / a)))
+            spans.add((int(a), int(b)))
+    if not slopes:
+        return "each ran at one n only in this build, so their growth is not fitted"
+    lo, hi = min(slopes), max(slopes)
+    growth = (f"they grow as n^{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}"
+              else f"they grow as n^{lo:.2f} to n^{hi:.2f}")  # fmt: skip
+    if len(spans) == 1:
+        ((a, b),) = spans
+        return f"{growth} from n = {a:,} to {b:,}"
+    return f"{growth} between the two largest n each ran"
 
-    n: int | None = None
-    plain_time: float | None = None
-    graph_time: float | None = None
-    time_ratio: float | None = None
-    plain_peak: float | None = None
-    graph_peak: float | None = None
+
+# The second question's third answer, timed on its CPU (IPython's %timeit, mean of 7 runs; its
+# X is not shown, the question's has n = 10^5): solution 2 (X.repeat and one backward with the
+# identity) and a hand-written derivative (torch.stack of 2X, 3X^2, 4X^3).
+REPORTED_SOLUTION_2_S = 11.7e-3
+REPORTED_CLOSED_FORM_S = 539e-6
+SOLUTION_2 = "batched-backward"
+CLOSED_FORM = ("numpy", "analytic")
 
 
-def create_graph_cost(df: pd.DataFrame, framework: str = "torch") -> CreateGraph:
-    """The loop of gradients without and with create_graph=True at the largest n both ran."""
+def third_answer(df: pd.DataFrame, n: int) -> pd.DataFrame:
+    """The third answer's two timings beside ours at n: solution 2 (PyTorch's batched-backward),
+    the hand-written derivative (numpy's closed form here) and how many times faster the second
+    is, as reported and as measured (formats.outcome where a row is missing or failed)."""
+    sol2 = queries.one(queries.wide(df, framework="torch", target="strategy"),
+                       strategy=SOLUTION_2, inputs=n)  # fmt: skip
+    closed = queries.one(queries.wide(df, framework=CLOSED_FORM[0], target="strategy"),
+                         strategy=CLOSED_FORM[1], inputs=n)  # fmt: skip
+    both = _ok(sol2) and _ok(closed)
+    factor = sol2["warm_median_s"] / closed["warm_median_s"] if both else None
+    return pd.DataFrame({
+        "": ["solution 2 (X.repeat, one backward)", "hand-written derivative",
+             "hand-written, times faster"],
+        "reported (its CPU)": [formats.time(REPORTED_SOLUTION_2_S),
+                               formats.time(REPORTED_CLOSED_FORM_S),
+                               formats.times(REPORTED_SOLUTION_2_S / REPORTED_CLOSED_FORM_S)],
+        f"measured here (n = {n:,})": [formats.outcome(sol2), formats.outcome(closed),
+                                       formats.times(factor)],
+    })  # fmt: skip
+
+
+def third_answer_verdict(table: pd.DataFrame) -> str:
+    """Whether the hand-written derivative is faster here too, and by how much against the
+    answer's factor."""
+    measured = table.iloc[2, 2]
+    reported = table.iloc[2, 1]
+    if measured == "–":
+        return "Solution 2 and the closed form were not both measured here at that n."
+    k = float(measured.rstrip("×"))
+    if k > 1:
+        return (
+            f"The hand-written derivative is faster here too: {measured} against the "
+            f"answer's {reported} (a closed form in numpy here, torch operations there)."
+        )
+    return (
+        f"Here the hand-written derivative is not faster ({measured} against the answer's "
+        f"{reported})."
+    )
+
+
+def create_graph_costs(df: pd.DataFrame, framework: str = "torch") -> pd.DataFrame:
+    """The loop of gradients with create_graph=True over the same loop without it, at every n
+    both ran correctly: warm times, peaks beyond the inputs and the two ratios."""
     plain = queries.wide(df, framework=framework, strategy=LOOP, status="ok")
     graph = queries.wide(df, framework=framework, strategy=LOOP_CREATE_GRAPH, status="ok")
-    both = sorted(set(plain["inputs"]) & set(graph["inputs"]))
-    if not both:
-        return CreateGraph()
-    m = int(both[-1])
-    p, g = queries.one(plain, inputs=m), queries.one(graph, inputs=m)
-    return CreateGraph(
-        m, p["warm_median_s"], g["warm_median_s"], g["warm_median_s"] / p["warm_median_s"],
-        p["peak_over_inputs"], g["peak_over_inputs"],
-    )  # fmt: skip
+    rows = []
+    for m in sorted(set(plain["inputs"]) & set(graph["inputs"])):
+        p, g = queries.one(plain, inputs=m), queries.one(graph, inputs=m)
+        rows.append(
+            {
+                "inputs": int(m),
+                "plain_s": p["warm_median_s"],
+                "graph_s": g["warm_median_s"],
+                "plain_peak": p["peak_over_inputs"],
+                "graph_peak": g["peak_over_inputs"],
+            }
+        )
+    out = pd.DataFrame(rows, columns=["inputs", "plain_s", "graph_s", "plain_peak", "graph_peak"])
+    out[out.columns[1:]] = out[out.columns[1:]].astype(float)
+    out["time_ratio"] = out["graph_s"] / out["plain_s"]
+    out["memory_ratio"] = out["graph_peak"] / out["plain_peak"]
+    return out
+
+
+# A cost within this factor of the plain loop's, in time and in memory, is "almost nothing".
+ALMOST_NOTHING = 1.15
+
+
+def create_graph_sentence(costs: pd.DataFrame, n: int) -> str:
+    """What create_graph=True costs the loop of gradients at the question's n (or the nearest n
+    both ran), and at the other sizes: 'almost nothing' only where both ratios are within
+    ALMOST_NOTHING."""
+    if costs.empty:
+        return "The loop with create_graph=True was not measured beside the plain loop."
+    at = costs.iloc[(costs["inputs"] - n).abs().argsort(kind="stable")].iloc[0]
+
+    def cost(r) -> str:
+        return (
+            f"{formats.time(r['graph_s'])} against {formats.time(r['plain_s'])} "
+            f"({formats.times(r['time_ratio'], 2)}), peak beyond the inputs "
+            f"{formats.size(r['graph_peak'])} against {formats.size(r['plain_peak'])} "
+            f"({formats.times(r['memory_ratio'], 2)})"
+        )
+
+    def cheap(r) -> bool:
+        return r["time_ratio"] <= ALMOST_NOTHING and r["memory_ratio"] <= ALMOST_NOTHING
+
+    said = f"At n = {int(at['inputs']):,} the loop with it takes {cost(at)}"
+    said += ": there it costs almost nothing." if cheap(at) else ": unneeded, and not free."
+    others = costs[costs["inputs"] != at["inputs"]]
+    k = others["time_ratio"]
+    if len(others) == 1:
+        said += (
+            f" At n = {int(others['inputs'].iloc[0]):,} it takes "
+            f"{formats.times(k.iloc[0], 2)} the plain loop's time."
+        )
+    elif len(others):
+        said += (
+            f" Over the other sizes measured (n = {int(others['inputs'].min()):,} to "
+            f"{int(others['inputs'].max()):,}) it takes {formats.times(k.min(), 2)} to "
+            f"{formats.times(k.max(), 2)} the plain loop's time."
+        )
+    return said
 
 
 # --- Hessians and the per-path Greeks -------------------------------------------------------
@@ -250,6 +367,74 @@ def greeks_over_pathwise(df: pd.DataFrame, framework: str = "torch") -> tuple[in
         return None, formats.NOT_MEASURED
     paths = int(common[-1])
     return paths, warm_ratio(queries.one(second, paths=paths), queries.one(first, paths=paths))
+
+
+# JAX's Greeks compiled without YNNPACK's fusions (the xla_cpu_experimental_ynn_fusion_type
+# option emptied): the method set beside the one compiled as jaxlib installs it.
+NO_YNN = "second:greeks-no-ynn"
+GREEKS = "second:greeks"
+
+
+def ynn_effect(greeks: pd.DataFrame) -> pd.DataFrame:
+    """JAX's Greeks as installed (YNNPACK fusions on) and without YNNPACK, per dtype and N where
+    both were measured: their warm times (NaN where one failed) and the installed one's over the
+    one without ("slowdown")."""
+    jax = queries.where(greeks, framework="jax")
+    rows = []
+    for (dtype, n), at in jax.groupby(["dtype", "paths"], sort=True):
+        on = queries.one(at, strategy=GREEKS)
+        off = queries.one(at, strategy=NO_YNN)
+        if on is None or off is None:
+            continue
+        t_on = on["warm_median_s"] if on["status"] == "ok" else np.nan
+        t_off = off["warm_median_s"] if off["status"] == "ok" else np.nan
+        rows.append({"dtype": dtype, "paths": int(n), "ynn_s": t_on, "no_ynn_s": t_off})
+    out = pd.DataFrame(rows, columns=["dtype", "paths", "ynn_s", "no_ynn_s"])
+    out[["ynn_s", "no_ynn_s"]] = out[["ynn_s", "no_ynn_s"]].astype(float)
+    out["slowdown"] = out["ynn_s"] / out["no_ynn_s"]
+    return out
+
+
+def ynn_sentence(effect: pd.DataFrame) -> str:
+    """Whether YNNPACK explains JAX's float32 Greeks at the largest N: the installed build's
+    time against the one without YNNPACK, in float32 and float64; YNNPACK is named the cause
+    where turning it off makes float32 at least twice as fast and float64 is not slowed as much."""
+    f32 = effect[effect["dtype"] == "float32"].dropna(subset=["slowdown"])
+    if f32.empty:
+        return ("JAX's Greeks without YNNPACK were not measured beside the installed build's, so "
+                "the float32 times are left unexplained here.")  # fmt: skip
+    top = f32.iloc[-1]
+    n = int(top["paths"])
+    f64 = queries.one(effect, dtype="float64", paths=n)
+    said = (
+        f"At N = {formats.count(n)}, JAX's float32 Greeks take {formats.time(top['ynn_s'])} "
+        f"as jaxlib installs them and {formats.time(top['no_ynn_s'])} with YNNPACK's fusions "
+        f"turned off (XLA's option xla_cpu_experimental_ynn_fusion_type set empty)"
+    )
+    if f64 is not None and not formats.missing(f64["slowdown"]):
+        said += f"; in float64, {formats.time(f64['ynn_s'])} and {formats.time(f64['no_ynn_s'])}"
+    f64_slow = f64["slowdown"] if f64 is not None and not formats.missing(f64["slowdown"]) else 1
+    if top["slowdown"] >= 2 and top["slowdown"] > 1.5 * f64_slow:
+        below = f32[f32["slowdown"] < 1.5]
+        since = (f" (at N = {formats.count(below['paths'].max())} the two are within 1.5×)"
+                 if len(below) else "")  # fmt: skip
+        said += (
+            f". The float32 anomaly is YNNPACK's: its fused float32 kernels make the "
+            f"Greeks {formats.times(top['slowdown'])} slower at this size{since}"
+        )
+        cheaper = f64 is not None and top["no_ynn_s"] < min(f64["ynn_s"], f64["no_ynn_s"])
+        said += "; without them float32 is the cheaper dtype." if cheaper else "."
+    elif top["slowdown"] >= 2:
+        said += (
+            f". YNNPACK slows both dtypes alike here ({formats.times(top['slowdown'], 2)} "
+            f"in float32, {formats.times(f64_slow, 2)} in float64)."
+        )
+    else:
+        said += f". Turning YNNPACK off changes little ({formats.times(top['slowdown'], 2)})"
+        slower = f64 is not None and top["ynn_s"] > 1.5 * f64["ynn_s"]
+        said += (", and float32 is still slower than float64, so the anomaly's cause lies "
+                 "elsewhere." if slower else ".")  # fmt: skip
+    return said
 
 
 # --- the tall-to-wide crossover -------------------------------------------------------------
