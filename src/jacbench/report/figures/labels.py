@@ -9,6 +9,13 @@ import numpy as np
 
 LABEL_SIZE = 10.5
 LABEL_CHARS = 13  # longer names wrap at their hyphens, where they end at the right edge
+# A character's width in ems, for a label's box in the layout; rendered, these names in bold
+# DejaVu Sans with the box's pad take about 0.66 em a character, and the panel narrows after the
+# labels are placed (the figure's layout makes room for them), so the last step, which leaves
+# out a label that would run into one further right, allows 0.85 (at 0.6 "jacfwd" beside 10^6
+# ran into "blocked-pathwise" at 10^7, the boxes counted apart).
+CHAR_EM = 0.6
+RENDERED_EM = 0.85
 ROOM_FOR_LABELS = 0.95  # of a panel's height: what the line-end labels may take together
 
 
@@ -36,10 +43,10 @@ def place_labels(ax, anchors: list[tuple], drop_first: str | None = None) -> Non
         fx, fy = to_axes.transform((x, y))
         # A label past the right edge takes width from the panel: it wraps short; one inside,
         # beside a line that ends early, has the room to its right.
-        room = (1 - fx) * w_pt / (LABEL_SIZE * 0.6) - 1
+        room = (1 - fx) * w_pt / (LABEL_SIZE * CHAR_EM) - 1
         lines = wrapped(text, max(LABEL_CHARS, int(room))).split("\n")
         items.append({"x": fx + 6 / w_pt, "y0": fy, "y": fy, "text": "\n".join(lines),
-                      "w": max(map(len, lines)) * LABEL_SIZE * 0.6 / w_pt,
+                      "w": max(map(len, lines)) * LABEL_SIZE * CHAR_EM / w_pt,
                       "h": len(lines) * LABEL_SIZE * 1.3 / h_pt,
                       "colour": colour, "bold": bold, "xy": (x, y)})  # fmt: skip
     # More labels than the panel's height holds (TensorFlow's many compiled variants end at the
@@ -68,7 +75,7 @@ def place_labels(ax, anchors: list[tuple], drop_first: str | None = None) -> Non
             break
         laid = _layout([dict(i) for i in items], lines, natural | dict.fromkeys(column, side),
                        drop_first)  # fmt: skip
-    for i in laid:
+    for i in _step_aside(laid, w_pt):
         shifted = abs(i["y"] - i["y0"]) > i["h"] * 0.4
         ax.annotate(i["text"], xy=i["xy"], xytext=(i["x"], i["y"]), textcoords="axes fraction",
                     va="center", ha="left", fontsize=LABEL_SIZE, color=i["colour"],
@@ -162,6 +169,21 @@ def _layout(items: list[dict], lines: list, sides: dict, drop_first: str | None)
         if not moved:
             break
     return items
+
+
+def _step_aside(items: list[dict], w_pt: float) -> list[dict]:
+    """The labels less those that would still run into a label further right (lines ending at
+    different N, which the heights their bounds allow could not part), counted with the width a
+    bold name takes rendered: the one further left goes, its line's colour and the figure's key
+    still saying what it is."""
+    wide = RENDERED_EM / CHAR_EM
+    gone = set()
+    for a in items:
+        for b in items:
+            meet = abs(a["y"] - b["y"]) < (a["h"] + b["h"]) / 2
+            if a["x"] + 1e-6 < b["x"] < a["x"] + a["w"] * wide and meet:
+                gone.add(id(a))
+    return [i for i in items if id(i) not in gone]
 
 
 def _side_by_side(a: dict, b: dict) -> bool:
