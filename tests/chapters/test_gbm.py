@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from jacbench.constants import FRAMEWORKS
-from jacbench.report.chapters import accuracy, blocked, compilation
+from jacbench.report.chapters import accuracy, allocator, blocked, compilation
 from jacbench.report.chapters import gbm as chapter
 from jacbench.report.formats import NOT_MEASURED
 from jacbench.strategies import memory_model, registry
@@ -402,23 +402,23 @@ def _allocator_rows(df):
 
 
 def test_the_allocator_factor_is_not_measured_without_other_allocators(small):
-    assert chapter.allocator_loops(small) == [] and chapter.allocator_size(small) is None
-    assert chapter.under_allocators(small) == {}
-    effect = chapter.allocator_effect(small)
+    assert allocator.allocator_loops(small) == [] and allocator.allocator_size(small) is None
+    assert allocator.under_allocators(small) == {}
+    effect = allocator.allocator_effect(small)
     assert set(effect["peak"].values()) == {None}
     assert set(effect["time_over_glibc"].values()) == {None}
 
 
 def test_the_default_loop_under_each_allocator(small):
     df = _allocator_rows(small)
-    assert chapter.allocator_loops(df) == [("torch", "question"), ("torch", "functional-loop")]
-    assert chapter.allocator_size(df) == 1000
-    assert list(chapter.under_allocators(df)) == [
+    assert allocator.allocator_loops(df) == [("torch", "question"), ("torch", "functional-loop")]
+    assert allocator.allocator_size(df) == 1000
+    assert list(allocator.under_allocators(df)) == [
         ("question", "glibc"), ("question", "glibc-mmap"), ("functional-loop", "glibc"),
         ("functional-loop", "glibc-mmap"), ("functional-loop", "jemalloc"),
     ]  # fmt: skip
-    effect = chapter.allocator_effect(df)
-    assert effect["n"] == chapter.allocator_compared_size(df) == 1000
+    effect = allocator.allocator_effect(df)
+    assert effect["n"] == allocator.allocator_compared_size(df) == 1000
     assert effect["peak"] == {"glibc": 100 * MIB, "glibc-mmap": 10 * MIB, "jemalloc": 20 * MIB}
     assert effect["time"] == {"glibc": 1.0, "glibc-mmap": 3.0, "jemalloc": 1.1}
     assert effect["time_over_glibc"] == pytest.approx({"glibc-mmap": 3.0, "jemalloc": 1.1})
@@ -427,17 +427,17 @@ def test_the_default_loop_under_each_allocator(small):
 def test_a_missing_or_failed_allocator_row_is_not_measured(small):
     df = _allocator_rows(small)
     without = df[~_at(df, "torch", "functional-loop", allocator="jemalloc")]
-    assert chapter.allocator_compared_size(without) is None  # no N with all three
-    effect = chapter.allocator_effect(without, 1000)
+    assert allocator.allocator_compared_size(without) is None  # no N with all three
+    effect = allocator.allocator_effect(without, 1000)
     assert effect["peak"]["jemalloc"] is None and effect["time_over_glibc"]["jemalloc"] is None
     assert effect["peak"]["glibc-mmap"] == 10 * MIB
     df.loc[_at(df, "torch", "functional-loop", allocator="glibc-mmap"), "status"] = "memory-cap"
-    assert chapter.allocator_compared_size(df) is None  # a failed row does not count
-    effect = chapter.allocator_effect(df, 1000)
+    assert allocator.allocator_compared_size(df) is None  # a failed row does not count
+    effect = allocator.allocator_effect(df, 1000)
     assert effect["peak"]["glibc-mmap"] is None and effect["time_over_glibc"]["glibc-mmap"] is None
-    assert ("functional-loop", "glibc-mmap") in chapter.under_allocators(df)  # shown, failed
+    assert ("functional-loop", "glibc-mmap") in allocator.under_allocators(df)  # shown, failed
     # Without glibc's row there is nothing to set the other times against.
-    effect = chapter.allocator_effect(
+    effect = allocator.allocator_effect(
         df[~_at(df, "torch", "functional-loop", allocator="glibc")], 1000
     )
     assert effect["time_over_glibc"] == {"glibc-mmap": None, "jemalloc": None}
@@ -449,13 +449,13 @@ def test_the_allocator_size_is_the_largest_n_measured_under_another_allocator(sm
     row = df[_at(df, "torch", "question", 1000, allocator="glibc-mmap")].iloc[0].copy()
     row[["paths", "allocator"]] = (3000, "jemalloc")
     df = pd.concat([df, pd.DataFrame([row])], ignore_index=True)
-    assert chapter.allocator_size(df) == 3000
-    assert list(chapter.under_allocators(df)) == [("question", "jemalloc")]
-    assert len(chapter.under_allocators(df, 1000)) == 5
+    assert allocator.allocator_size(df) == 3000
+    assert list(allocator.under_allocators(df)) == [("question", "jemalloc")]
+    assert len(allocator.under_allocators(df, 1000)) == 5
     # The effect is read where the loop ran under all three (1,000), not at 3,000.
-    assert chapter.allocator_effect(df)["n"] == 1000
-    assert chapter.allocator_effect(df)["peak"]["glibc"] == 100 * MIB
-    assert set(chapter.allocator_effect(df, 3000)["peak"].values()) == {None}
+    assert allocator.allocator_effect(df)["n"] == 1000
+    assert allocator.allocator_effect(df)["peak"]["glibc"] == 100 * MIB
+    assert set(allocator.allocator_effect(df, 3000)["peak"].values()) == {None}
 
 
 def _loop_at(df, paths, rows, strategy="functional-loop"):
@@ -487,7 +487,7 @@ def test_the_allocator_sentence_reads_the_compared_size_then_the_larger_one(smal
             "jemalloc": ("ok", 18, 9.0),
         },
     )
-    said = chapter.allocator_sentence(df)
+    said = allocator.allocator_sentence(df)
     assert said.startswith("At N = 1,000, the largest N at which it ran under all three, ")
     assert (
         "holds 100.0 MiB beyond its inputs under glibc's default, 10.0 MiB with the "
@@ -506,19 +506,19 @@ def test_the_allocator_is_worth_choosing_only_where_the_data_says_so(small):
     df = _allocator_rows(small)
     slow = df.copy()
     slow.loc[_at(slow, "torch", "functional-loop", allocator="jemalloc"), "warm_median_s"] = 2.0
-    said = chapter.allocator_sentence(slow)
+    said = allocator.allocator_sentence(slow)
     assert "(2.0× glibc's time)" in said and "a trade, not a free choice" in said
     assert "worth choosing" not in said
     big = df.copy()
     big.loc[_at(big, "torch", "functional-loop", allocator="jemalloc"), "peak_over_inputs"] = (
         80 * MIB
     )
-    said = chapter.allocator_sentence(big)
+    said = allocator.allocator_sentence(big)
     assert "worth choosing" not in said and "a trade" not in said
     fast = df.copy()
     fast.loc[_at(fast, "torch", "functional-loop", allocator="jemalloc"), "warm_median_s"] = 0.5
-    assert "(2.0× faster)" in chapter.allocator_sentence(fast)
-    assert "not measured under all three" in chapter.allocator_sentence(small)
+    assert "(2.0× faster)" in allocator.allocator_sentence(fast)
+    assert "not measured under all three" in allocator.allocator_sentence(small)
 
 
 def test_the_allocator_experiment_reads_what_glibc_kept(small):
@@ -530,14 +530,14 @@ def test_the_allocator_experiment_reads_what_glibc_kept(small):
     df = _loop_at(
         df, 1000, {"glibc": ("ok", 130, 0.2, 1, 120), "glibc-arena1": ("ok", 120, 0.2, 1, 110)}
     )
-    exp = chapter.allocator_experiment(df)
+    exp = allocator.allocator_experiment(df)
     assert list(zip(exp["paths"], exp["allocator"], strict=True)) == [
         (1000, "glibc"), (1000, "glibc-arena1"),
         (3000, "glibc"), (3000, "glibc-arena1"), (3000, "glibc-trim"),
     ]  # fmt: skip
     row = exp[(exp["paths"] == 3000) & (exp["allocator"] == "glibc")].iloc[0]
     assert row["in_use"] == 2 * MIB and row["kept"] == 900 * MIB and row["peak"] == 1000 * MIB
-    said = chapter.allocator_experiment_sentence(exp)
+    said = allocator.allocator_experiment_sentence(exp)
     assert said.startswith(
         "After the warm calls at N = 3,000 under glibc's default, malloc had "
         "2.0 MiB more in use than before the first call and 900.0 MiB freed "
@@ -559,25 +559,25 @@ def test_the_allocator_experiment_reads_what_glibc_kept(small):
     halved.loc[(halved["paths"] == 3000) & (halved["allocator"] == "glibc-arena1"), "peak"] = (
         400 * MIB
     )
-    said = chapter.allocator_experiment_sentence(halved)
+    said = allocator.allocator_experiment_sentence(halved)
     assert "(0.40× glibc's default peak" in said and "One arena leaves" not in said
     assert "Trimming between calls does not lower it either" in said
     # Memory the program still holds reads so.
     held = _loop_at(
         small, 3000, {"glibc": ("ok", 1000, 1.2, 900, 50), "glibc-trim": ("ok", 1000, 1.2, 900, 50)}
     )
-    said = chapter.allocator_experiment_sentence(chapter.allocator_experiment(held))
+    said = allocator.allocator_experiment_sentence(allocator.allocator_experiment(held))
     assert "the program itself still holds most of it" in said
     assert "Trimming between calls" not in said  # not read where the program holds it
 
 
 def test_the_allocator_experiment_absent_or_without_glibc(small):
-    assert chapter.allocator_experiment(small).empty
-    assert "was not run in this build" in chapter.allocator_experiment_sentence(
-        chapter.allocator_experiment(small)
+    assert allocator.allocator_experiment(small).empty
+    assert "was not run in this build" in allocator.allocator_experiment_sentence(
+        allocator.allocator_experiment(small)
     )
     alone = _loop_at(small, 3000, {"glibc-arena1": ("ok", 950, 1.3, 2, 880)})
-    said = chapter.allocator_experiment_sentence(chapter.allocator_experiment(alone))
+    said = allocator.allocator_experiment_sentence(allocator.allocator_experiment(alone))
     assert said.startswith("At N = 3,000 the loop did not run under glibc's default")
 
 

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from jacbench.report import formats
+from jacbench.report.chapters import picks as pk
 from jacbench.report.chapters import recommend as rec
 
 NM = formats.NOT_MEASURED
@@ -149,7 +150,7 @@ def test_candidates_are_the_ad_strategies_the_registry_lets_a_recommendation_pic
 
 def _groups(df, framework, shape, margin=1.0):
     """{regime: [names of the pick group]} of a framework and shape."""
-    picks = rec.regime_picks(rec.candidates(df), framework, shape, margin)
+    picks = pk.regime_picks(rec.candidates(df), framework, shape, margin)
     return {regime: [r["name"] for r in group] for regime, _, group in picks}
 
 
@@ -157,20 +158,20 @@ def test_the_picks_per_regime_on_the_fixture(small):
     # PyTorch: pathwise at the question's N (8.5 ms; jvp's fastest call 15.1 ms), jvp alone at
     # N = 100,000 (no blocked strategy ran, so nothing is beyond memory).
     assert _groups(small, "torch", rec.TALL) == {
-        rec.QUESTION_SIZE: ["pathwise"],
-        rec.IN_MEMORY: ["jvp"],
+        pk.QUESTION_SIZE: ["pathwise"],
+        pk.IN_MEMORY: ["jvp"],
     }
-    assert [n for _, n, _ in rec.regime_picks(rec.candidates(small), "torch", rec.TALL)] == [
+    assert [n for _, n, _ in pk.regime_picks(rec.candidates(small), "torch", rec.TALL)] == [
         10_000,
         100_000,
     ]
     # TensorFlow ran no candidate at N = 10,000 (its question's program is none): N = 1,000,
     # where pathwise-function (881 µs) is clear of forward-accumulator-function (1.29 ms at best).
-    assert _groups(small, "tensorflow", rec.TALL) == {rec.IN_MEMORY: ["pathwise-function"]}
+    assert _groups(small, "tensorflow", rec.TALL) == {pk.IN_MEMORY: ["pathwise-function"]}
     # JAX: pathwise alone at N = 10,000, which is also its largest: one regime.
-    assert _groups(small, "jax", rec.TALL) == {rec.QUESTION_SIZE: ["pathwise"]}
-    assert _groups(small, "jax", rec.WIDE) == {rec.QUESTION_SIZE: ["jacrev"]}  # jacfwd skipped
-    assert _groups(small, "jax", rec.HESSIAN) == {rec.LARGEST: ["hvp"]}  # dense skipped
+    assert _groups(small, "jax", rec.TALL) == {pk.QUESTION_SIZE: ["pathwise"]}
+    assert _groups(small, "jax", rec.WIDE) == {pk.QUESTION_SIZE: ["jacrev"]}  # jacfwd skipped
+    assert _groups(small, "jax", rec.HESSIAN) == {pk.LARGEST: ["hvp"]}  # dense skipped
     assert _groups(small, "torch", rec.WIDE) == {}  # its one row was skipped
     assert _groups(small, "tensorflow", rec.HESSIAN) == {}
 
@@ -178,11 +179,11 @@ def test_the_picks_per_regime_on_the_fixture(small):
 def test_beyond_memory_is_a_regime_of_its_own(small):
     df = copy(small, at(small, "torch", "jvp", paths=100_000), strategy="blocked-jvp",
               paths=10**7, warm_median_s=14.0, warm_min_s=13.5)  # fmt: skip
-    picks = rec.regime_picks(rec.candidates(df), "torch", rec.TALL)
+    picks = pk.regime_picks(rec.candidates(df), "torch", rec.TALL)
     assert [(regime, n) for regime, n, _ in picks] == [
-        (rec.QUESTION_SIZE, 10_000),
-        (rec.IN_MEMORY, 100_000),
-        (rec.BEYOND, 10**7),
+        (pk.QUESTION_SIZE, 10_000),
+        (pk.IN_MEMORY, 100_000),
+        (pk.BEYOND, 10**7),
     ]
     assert [r["name"] for r in picks[-1][2]] == ["blocked-jvp"]
     # The pick at the question's N is not a beyond-memory strategy.
@@ -193,22 +194,22 @@ def test_a_tie_names_both(small):
     # JAX's jvp moved to N = 10,000 with pathwise's time there: neither is named alone.
     tie = small.loc[at(small, "jax", "pathwise", paths=10_000), "warm_median_s"]
     df = copy(small, at(small, "jax", "jvp"), paths=10_000, warm_median_s=tie)
-    assert _groups(df, "jax", rec.TALL)[rec.QUESTION_SIZE] == ["jvp", "pathwise"]
-    ((_, _, group),) = rec.regime_picks(rec.candidates(df), "jax", rec.TALL)
-    assert rec.group_phrase(group) == (
+    assert _groups(df, "jax", rec.TALL)[pk.QUESTION_SIZE] == ["jvp", "pathwise"]
+    ((_, _, group),) = pk.regime_picks(rec.candidates(df), "jax", rec.TALL)
+    assert pk.group_phrase(group) == (
         "jvp (9.9 ms) or pathwise (9.9 ms): within 1.00×, their warm calls overlapping"
     )
     # vjp-loop at N = 10,000 with its own calls (68 ms at best 59 ms): pathwise is clear of it.
     df = copy(small, at(small, "jax", "vjp-loop"), paths=10_000)
-    assert _groups(df, "jax", rec.TALL)[rec.QUESTION_SIZE] == ["pathwise"]
+    assert _groups(df, "jax", rec.TALL)[pk.QUESTION_SIZE] == ["pathwise"]
 
 
 def test_a_margin_from_the_occasions_widens_the_pick(small):
     # PyTorch's jvp at 2.37x pathwise's median at N = 10,000: clear with no margin, not with a
     # margin of 2.5 (its ratios moved that far between occasions).
-    assert _groups(small, "torch", rec.TALL, 2.5)[rec.QUESTION_SIZE] == ["pathwise", "jvp"]
-    (_, _, group), _ = rec.regime_picks(rec.candidates(small), "torch", rec.TALL, 2.5)
-    assert rec.group_phrase(group, 2.5) == (
+    assert _groups(small, "torch", rec.TALL, 2.5)[pk.QUESTION_SIZE] == ["pathwise", "jvp"]
+    (_, _, group), _ = pk.regime_picks(rec.candidates(small), "torch", rec.TALL, 2.5)
+    assert pk.group_phrase(group, 2.5) == (
         "pathwise (8.5 ms) or jvp (20.1 ms): within 2.37×, less than the 2.50× this "
         "framework's ratios moved between occasions"
     )
@@ -218,9 +219,9 @@ def test_calls_under_a_millisecond_are_not_ranked(small):
     # JAX's pathwise at N = 10,000 failed: at N = 1,000 jvp, pathwise and jacfwd all take under
     # a millisecond, so all three are named; vjp-loop (59 ms at best) and jacrev are not.
     edit(small, at(small, "jax", "pathwise", paths=10_000), status="memory-cap")
-    picks = rec.regime_picks(rec.candidates(small), "jax", rec.TALL)
-    assert [(regime, n) for regime, n, _ in picks] == [(rec.IN_MEMORY, 1000)]
-    assert rec.group_phrase(picks[0][2]) == (
+    picks = pk.regime_picks(rec.candidates(small), "jax", rec.TALL)
+    assert [(regime, n) for regime, n, _ in picks] == [(pk.IN_MEMORY, 1000)]
+    assert pk.group_phrase(picks[0][2]) == (
         "jvp (565 µs), pathwise (822 µs) or jacfwd (877 µs): all under a millisecond, where "
         "per-call overhead decides"
     )
@@ -233,45 +234,45 @@ def test_clearly_faster_needs_the_median_the_fastest_call_and_the_margin():
     b = pd.Series(
         {"warm_median_s": 2.0, "warm_min_s": 1.2, "warm_max_s": 2.5, "overhead_bound": False}
     )
-    assert rec.clearly_faster(a, b) and not rec.clearly_faster(b, a)
-    assert not rec.clearly_faster(a, b, margin=2.5)  # within the margin
-    assert not rec.clearly_faster(a, b.copy().replace({1.2: 0.95}))  # b's best beat a's median
+    assert pk.clearly_faster(a, b) and not pk.clearly_faster(b, a)
+    assert not pk.clearly_faster(a, b, margin=2.5)  # within the margin
+    assert not pk.clearly_faster(a, b.copy().replace({1.2: 0.95}))  # b's best beat a's median
     quick_a = a * 1e-4
     quick_a["overhead_bound"] = True
     quick_b = b * 1e-4
     quick_b["overhead_bound"] = True
-    assert not rec.clearly_faster(quick_a, quick_b)  # both overhead: not ranked
-    assert rec.clearly_faster(quick_a, b)  # one of them is not
+    assert not pk.clearly_faster(quick_a, quick_b)  # both overhead: not ranked
+    assert pk.clearly_faster(quick_a, b)  # one of them is not
     b["warm_min_s"] = float("nan")  # no fastest call recorded: its median stands in
-    assert rec.clearly_faster(a, b)
+    assert pk.clearly_faster(a, b)
 
 
 def test_a_group_names_at_most_three(small):
     rows = [pd.Series({"name": f"s{i}", "warm_median_s": 0.5e-3 + i * 1e-5,
                        "overhead_bound": True}) for i in range(5)]  # fmt: skip
-    said = rec.group_phrase(rows)
+    said = pk.group_phrase(rows)
     assert said.startswith("s0 (500 µs), s1 (510 µs), s2 (520 µs) and 2 more: all under")
-    assert rec.group_phrase([]) == "–"
+    assert pk.group_phrase([]) == "–"
 
 
 def test_margins_come_from_how_far_each_frameworks_ratios_moved(small):
-    assert rec.margins(small, None) == {"torch": 1.0, "tensorflow": 1.0, "jax": 1.0}
+    assert pk.margins(small, None) == {"torch": 1.0, "tensorflow": 1.0, "jax": 1.0}
     second = small.copy()
     torch = second["framework"] == "torch"
     jax = second["framework"] == "jax"
     second.loc[torch, "ratio_median"] *= 1.1
     second.loc[jax, "ratio_median"] /= 1.6
-    got = rec.margins(small, second)
+    got = pk.margins(small, second)
     assert got["torch"] == pytest.approx(1.1) and got["jax"] == pytest.approx(1.6)
     assert got["tensorflow"] == pytest.approx(1.0)  # its ratios did not move
     only_torch = second[~second["framework"].isin(["tensorflow", "jax"])]
-    got = rec.margins(small, only_torch)
+    got = pk.margins(small, only_torch)
     assert got["tensorflow"] == got["jax"] == pytest.approx(1.1)  # none: the largest of any
 
 
 def test_the_picks_sentence_follows_the_data(small):
     cands = rec.candidates(small)
-    said = rec.picks_sentence(cands, rec.TALL, {})
+    said = pk.picks_sentence(cands, rec.TALL, {})
     assert said.startswith(
         "The question's size (N = 10,000): PyTorch, pathwise (8.5 ms); "
         "JAX, pathwise (9.9 ms). Largest in memory (N = 1,000): TensorFlow, "
@@ -281,28 +282,28 @@ def test_the_picks_sentence_follows_the_data(small):
     # Slow PyTorch's pathwise down at the question's N: jvp becomes the pick there.
     edit(small, at(small, "torch", "pathwise", paths=10_000), warm_median_s=0.05,
          warm_min_s=0.045)  # fmt: skip
-    said = rec.picks_sentence(rec.candidates(small), rec.TALL, {})
+    said = pk.picks_sentence(rec.candidates(small), rec.TALL, {})
     assert said.startswith("The question's size (N = 10,000): PyTorch, jvp (20.1 ms); ")
     # Remove the size: the regime goes.
     df = small[~((small["framework"] == "torch") & (small["paths"] == 100_000))]
-    assert "N = 100,000" not in rec.picks_sentence(rec.candidates(df), rec.TALL, {})
-    assert rec.picks_sentence(rec.candidates(small), rec.WIDE, {}) == (
+    assert "N = 100,000" not in pk.picks_sentence(rec.candidates(df), rec.TALL, {})
+    assert pk.picks_sentence(rec.candidates(small), rec.WIDE, {}) == (
         "The question's size (n = 100,000): JAX, jacrev (491 µs)."
     )
     none = small[small["problem"] != "moments"]
-    assert rec.picks_sentence(rec.candidates(none), rec.WIDE, {}) == (
+    assert pk.picks_sentence(rec.candidates(none), rec.WIDE, {}) == (
         "No wide Jacobian candidate ran correctly in this build."
     )
 
 
 def test_a_faster_non_candidate_is_never_the_pick(small):
     edit(small, at(small, "tensorflow", "question", paths=1000), warm_median_s=1e-9)
-    assert _groups(small, "tensorflow", rec.TALL)[rec.IN_MEMORY] == ["pathwise-function"]
+    assert _groups(small, "tensorflow", rec.TALL)[pk.IN_MEMORY] == ["pathwise-function"]
 
 
 def test_the_pick_follows_changed_rows(small):
     edit(small, at(small, "tensorflow", "forward-accumulator"), warm_median_s=1e-5)
-    assert _groups(small, "tensorflow", rec.TALL)[rec.IN_MEMORY] == ["forward-accumulator"]
+    assert _groups(small, "tensorflow", rec.TALL)[pk.IN_MEMORY] == ["forward-accumulator"]
 
 
 def test_the_fastest_within_a_budget(small):
@@ -333,7 +334,7 @@ def test_the_default_call_at_the_picks_size_or_its_largest(small):
 
 
 def test_the_decision_table(small):
-    table = rec.decision_table(small, rec.candidates(small), (0.5, 1.0))
+    table = pk.decision_table(small, rec.candidates(small), (0.5, 1.0))
     assert list(table.columns) == [
         "framework", "Jacobian shape", "where", "fastest there",
         "fastest within 0.5 GiB", "fastest within 1 GiB", "the framework's default",

@@ -7,7 +7,8 @@ import pytest
 
 from jacbench.measure import crossover as tall_to_wide
 from jacbench.report import formats, queries
-from jacbench.report.chapters import wide
+from jacbench.report.chapters import greeks as gk
+from jacbench.report.chapters import third_answer, wide
 from jacbench.strategies import registry
 
 N = 100_000  # the question's n, at which the fixture holds moments rows
@@ -272,14 +273,14 @@ def test_the_fastest_hvp_follows_the_times_a_tie_to_the_first_framework(small):
 
 
 def test_the_greeks_errors_are_the_largest_per_dtype(small):
-    greeks = wide.greeks_rows(small)
+    greeks = gk.greeks_rows(small)
     assert list(greeks["strategy"]) == ["second:greeks"]
     expected = small.loc[small["strategy"] == "second:greeks", "max_rel_error"].iloc[0]
-    assert wide.greeks_error(greeks, "float32") == expected
-    assert wide.greeks_error(greeks, "float64") is None  # not in the fixture
+    assert gk.greeks_error(greeks, "float32") == expected
+    assert gk.greeks_error(greeks, "float64") is None  # not in the fixture
     worse = _add(small, problem="gbm", strategy="second:greeks", target="second",
                  paths=1000, inputs=pd.NA, max_rel_error=3e-6)  # fmt: skip
-    assert wide.greeks_error(wide.greeks_rows(worse), "float32") == 3e-6
+    assert gk.greeks_error(gk.greeks_rows(worse), "float32") == 3e-6
 
 
 def test_the_greeks_over_the_pathwise_jacobian_at_the_largest_common_n(small):
@@ -288,11 +289,11 @@ def test_the_greeks_over_the_pathwise_jacobian_at_the_largest_common_n(small):
     pathwise = small[(small["framework"] == "jax") & (small["strategy"] == "pathwise")
                      & (small["paths"] == 10_000)].iloc[0]  # fmt: skip
     ratio = greeks["warm_median_s"] / pathwise["warm_median_s"]
-    assert wide.greeks_over_pathwise(small, "jax") == (10_000, f"{ratio:.1f}×")
-    assert wide.greeks_over_pathwise(small, "torch") == (None, NM)  # no Greeks in PyTorch
+    assert gk.greeks_over_pathwise(small, "jax") == (10_000, f"{ratio:.1f}×")
+    assert gk.greeks_over_pathwise(small, "torch") == (None, NM)  # no Greeks in PyTorch
     # Greeks at a size the Jacobian did not run: nothing to compare.
     moved = small.assign(paths=small["paths"].mask(small["strategy"] == "second:greeks", 20_000))
-    assert wide.greeks_over_pathwise(moved, "jax") == (None, NM)
+    assert gk.greeks_over_pathwise(moved, "jax") == (None, NM)
 
 
 # --- the tall-to-wide crossover --------------------------------------------------------------
@@ -410,10 +411,10 @@ def _greeks(df, times: dict) -> pd.DataFrame:
 
 
 def _ynn(df, f32_on, f32_off, f64_on, f64_off, small_on=0.2, small_off=0.19):
-    return wide.ynn_effect(wide.greeks_rows(_greeks(df, {
-        (wide.GREEKS, "float32", 10**5): small_on, (wide.NO_YNN, "float32", 10**5): small_off,
-        (wide.GREEKS, "float32", 10**6): f32_on, (wide.NO_YNN, "float32", 10**6): f32_off,
-        (wide.GREEKS, "float64", 10**6): f64_on, (wide.NO_YNN, "float64", 10**6): f64_off,
+    return gk.ynn_effect(gk.greeks_rows(_greeks(df, {
+        (gk.GREEKS, "float32", 10**5): small_on, (gk.NO_YNN, "float32", 10**5): small_off,
+        (gk.GREEKS, "float32", 10**6): f32_on, (gk.NO_YNN, "float32", 10**6): f32_off,
+        (gk.GREEKS, "float64", 10**6): f64_on, (gk.NO_YNN, "float64", 10**6): f64_off,
     })))  # fmt: skip
 
 
@@ -428,33 +429,33 @@ def test_ynn_effect_pairs_the_two_builds_per_dtype_and_n(small):
 
 
 def test_ynn_is_named_the_cause_only_where_turning_it_off_removes_the_float32_slowdown(small):
-    said = wide.ynn_sentence(_ynn(small, 36.0, 2.0, 4.0, 4.4))
+    said = gk.ynn_sentence(_ynn(small, 36.0, 2.0, 4.0, 4.4))
     assert "The float32 anomaly is YNNPACK's" in said and "18.0× slower" in said
     assert "N = 100,000 the two are within 1.5×" in said
     assert "float32 is the cheaper dtype" in said  # 2.0 s against float64's 4.0 s
     # Without YNNPACK just as slow: not its doing.
-    said = wide.ynn_sentence(_ynn(small, 36.0, 30.0, 4.0, 4.4))
+    said = gk.ynn_sentence(_ynn(small, 36.0, 30.0, 4.0, 4.4))
     assert said.endswith(
         "Turning YNNPACK off changes little (1.20×), and float32 is still "
         "slower than float64, so the anomaly's cause lies elsewhere."
     )
     assert "YNNPACK's:" not in said
     # No anomaly at all (the quick profile's N = 10,000): nothing to explain.
-    said = wide.ynn_sentence(_ynn(small, 0.2, 0.19, 0.4, 0.41))
+    said = gk.ynn_sentence(_ynn(small, 0.2, 0.19, 0.4, 0.41))
     assert said.endswith("Turning YNNPACK off changes little (1.05×).")
     # float64 slowed as much as float32: not a float32 anomaly of YNNPACK's either.
-    said = wide.ynn_sentence(_ynn(small, 36.0, 12.0, 12.0, 4.0))
+    said = gk.ynn_sentence(_ynn(small, 36.0, 12.0, 12.0, 4.0))
     assert "slows both dtypes alike here (3.00× in float32, 3.00× in float64)" in said
     # Faster without it but still dearer than float64: no claim about the cheaper dtype.
-    said = wide.ynn_sentence(_ynn(small, 36.0, 6.0, 4.0, 4.4))
+    said = gk.ynn_sentence(_ynn(small, 36.0, 6.0, 4.0, 4.4))
     assert "YNNPACK's" in said and "cheaper dtype" not in said
 
 
 def test_ynn_sentence_without_the_second_build_says_so(small):
-    assert "were not measured" in wide.ynn_sentence(wide.ynn_effect(wide.greeks_rows(small)))
+    assert "were not measured" in gk.ynn_sentence(gk.ynn_effect(gk.greeks_rows(small)))
     failed = _ynn(small, 36.0, None, 4.0, 4.4)
     assert failed.loc[failed["dtype"] == "float32", "no_ynn_s"].isna().any()
-    assert "were not measured" in wide.ynn_sentence(failed[failed["paths"] == 10**6])
+    assert "were not measured" in gk.ynn_sentence(failed[failed["paths"] == 10**6])
 
 
 def test_the_reverse_strategies_growth_between_the_two_largest_n(small):
@@ -474,22 +475,22 @@ def test_the_reverse_strategies_growth_between_the_two_largest_n(small):
 
 
 def test_the_third_answers_cpu_timings_beside_ours(small):
-    table = wide.third_answer(small, N)
+    table = third_answer.third_answer(small, N)
     assert list(table.iloc[:, 1]) == ["11.7 ms", "539 µs", "21.7×"]
     # The fixture has no batched-backward row at n = 100,000: not measured, and said so.
     assert table.iloc[2, 2] == "–"
-    assert "were not both measured" in wide.third_answer_verdict(table)
+    assert "were not both measured" in third_answer.third_answer_verdict(table)
     # The fixture's own closed-form row at n = 100,000 replaced by one of a known time.
     small = small[~((small["framework"] == "numpy") & (small["problem"] == "moments"))]
     df = _moments(small, "torch", {"batched-backward": 0.004}, n=N)
     df = _moments(df, "numpy", {"analytic": 0.0005}, n=N)
-    table = wide.third_answer(df, N)
+    table = third_answer.third_answer(df, N)
     assert list(table.iloc[:, 2]) == ["4.0 ms", "500 µs", "8.0×"]
-    assert wide.third_answer_verdict(table).startswith(
+    assert third_answer.third_answer_verdict(table).startswith(
         "The hand-written derivative is faster here too: 8.0× against the answer's 21.7×"
     )
     slow = _moments(small, "torch", {"batched-backward": 0.0004}, n=N)
     slow = _moments(slow, "numpy", {"analytic": 0.0005}, n=N)
-    assert wide.third_answer_verdict(wide.third_answer(slow, N)).startswith(
+    assert third_answer.third_answer_verdict(third_answer.third_answer(slow, N)).startswith(
         "Here the hand-written derivative is not faster (0.8×"
     )

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
+from jacbench.measure.targets import SimulationTarget
 from jacbench.problems.gbm import GBMParams
 from jacbench.report import formats, queries
 from jacbench.report.formats import NOT_MEASURED
@@ -107,17 +108,20 @@ def drawing_shares(df: pd.DataFrame, paths: int | None, frameworks=AD_FRAMEWORKS
             continue
         pairs = registry.blocked_pairs(fw)
         executions = sorted({registry.get(fw, b).execution for b, _ in pairs})
-        targets = [(f"simulation:{e}", queries.simulation(df, fw, e, paths)) for e in executions]
-        targets += [(b, queries.one(queries.gbm(df, framework=fw, strategy=b, status="ok"),
-                                    paths=paths)) for b, _ in pairs]  # fmt: skip
-        for name, row in targets:
+        targets = [(SimulationTarget(fw, e).text, True, queries.simulation(df, fw, e, paths))
+                   for e in executions]  # fmt: skip
+        targets += [(b, False, queries.one(queries.gbm(df, framework=fw, strategy=b,
+                                                        status="ok"), paths=paths))
+                    for b, _ in pairs]  # fmt: skip
+        for name, simulation, row in targets:
             if row is None:
                 continue
             rows.append({
-                "framework": fw, "strategy": name, "time_s": float(row["warm_median_s"]),
-                "draws_s": float(draws["warm_median_s"]),
+                "framework": fw, "strategy": name, "simulation": simulation,
+                "time_s": float(row["warm_median_s"]), "draws_s": float(draws["warm_median_s"]),
             })  # fmt: skip
-    out = pd.DataFrame(rows, columns=["framework", "strategy", "time_s", "draws_s"])
+    out = pd.DataFrame(rows, columns=["framework", "strategy", "simulation", "time_s", "draws_s"])
+    out["simulation"] = out["simulation"].astype(bool)
     out["share"] = out["draws_s"] / out["time_s"]
     return out
 
@@ -128,7 +132,7 @@ def drawing_size(df: pd.DataFrame, frameworks=AD_FRAMEWORKS) -> int | None:
     sizes = set()
     for fw in frameworks:
         draws = queries.gbm(df, "simulation", framework=fw, status="ok",
-                            strategy=f"simulation:{catalog.BLOCKED_DRAWS}")  # fmt: skip
+                            strategy=SimulationTarget(fw, catalog.BLOCKED_DRAWS).text)  # fmt: skip
         for b, _ in registry.blocked_pairs(fw):
             ran = queries.gbm(df, framework=fw, strategy=b, status="ok")
             sizes |= set(draws["paths"]) & set(ran["paths"])
@@ -150,8 +154,8 @@ def drawing_sentence(shares: pd.DataFrame, paths: int | None) -> str:
         return ("Drawing the normals alone (simulation:blocked-draws) was not measured in this "
                 "build, so the share of a blocked case's time that is random numbers is not "
                 "known here.")  # fmt: skip
-    sims = shares[shares["strategy"].str.startswith("simulation:")]
-    strategies = shares[~shares["strategy"].str.startswith("simulation:")]
+    sims = shares[shares["simulation"]]
+    strategies = shares[~shares["simulation"]]
     parts = []
     if len(sims):
         parts.append(f"{_share_range(sims['share'])} of the blocked simulations' time")
@@ -180,7 +184,7 @@ def tensorflow_drawing(df: pd.DataFrame) -> dict | None:
     None}; None where the tf.function one never ran."""
     names = {"function": "function-draws", "xla": "xla-draws", "philox": "xla-philox-draws"}
     assert set(names.values()) == set(catalog.TENSORFLOW_DRAWS)
-    names = {kind: f"simulation:{name}" for kind, name in names.items()}
+    names = {kind: SimulationTarget("tensorflow", name).text for kind, name in names.items()}
     sims = queries.gbm(df, "simulation", framework="tensorflow")
     ran = sims[(sims["strategy"] == names["function"]) & (sims["status"] == "ok")]
     if ran.empty:

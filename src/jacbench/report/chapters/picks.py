@@ -1,0 +1,222 @@
+"""What to use (chapter 6), the picks: per framework, Jacobian shape and regime (the question's
+size, the largest in memory, beyond memory), the fastest candidate, named alone only where the
+data rank it (its next one's fastest warm call slower than its median, the medians further
+apart than the framework's ratios moved between the two occasions, no call under a millisecond
+ranked), and the decision table built from them."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
+from jacbench.report import formats
+from jacbench.report.chapters import occasions, reproduced
+from jacbench.report.chapters.recommend import (
+    HESSIAN,
+    SHAPES,
+    SIZE,
+    TALL,
+    WIDE,
+    against_question,
+    at_size,
+    default_at,
+    default_name,
+    fitted,
+    outcome_at,
+    shape_rows,
+    within,
+)
+from jacbench.strategies import registry
+
+
+def decision_columns(budgets_gib) -> list[str]:
+    """The decision table's columns, one per memory budget among them."""
+    return (
+        ["framework", "Jacobian shape", "where", "fastest there"]
+        + [f"fastest within {b:g} GiB" for b in budgets_gib]
+        + ["the framework's default"]
+        + [f"fastest against the question's program at N = {reproduced.QUESTION_N:,}"]
+    )
+
+
+def decision_table(
+    df: pd.DataFrame, cands: pd.DataFrame, budgets_gib, margin_by: dict[str, float] | None = None
+) -> pd.DataFrame:
+    """Per framework, shape and regime (regimes): the pick there (group_phrase of pick_group
+    with the framework's margin), the fastest within each budget, the framework's own call
+    and, for the tall Jacobian at the question's N, the fastest against the question's
+    program."""
+    margin_by = margin_by or {}
+    table = []
+    for fw in AD_FRAMEWORKS:
+        margin = margin_by.get(fw, 1.0)
+        for shape in SHAPES:
+            rows = shape_rows(cands, fw, shape)
+            for regime, n, group in regime_picks(cands, fw, shape, margin):
+                there = at_size(rows, n)
+                question_size = shape == TALL and n == reproduced.QUESTION_N
+                table.append(
+                    [FRAMEWORK_NAMES[fw], shape, f"{regime}, {SIZE[shape]} = {n:,}",
+                     group_phrase(group, margin)]
+                    + [fitted(within(there, b)) for b in budgets_gib]
+                    + [outcome_at(default_at(rows, default_name(fw, shape), n), shape)]
+                    + [against_question(df, fw, shape) if question_size else "–"]
+                )  # fmt: skip
+    return pd.DataFrame(table, columns=decision_columns(budgets_gib))
+
+
+# --- Picks per regime -------------------------------------------------------------------------
+
+# The second question's n (the wide Jacobian's size it asked about).
+QUESTION_INPUTS = 100_000
+# The regimes a pick is made in: the question's size, the largest size with the arrays in
+# memory (the tall Jacobian's unblocked strategies), and beyond it (only blocked ones ran).
+QUESTION_SIZE, IN_MEMORY, BEYOND, LARGEST = (
+    "the question's size",
+    "largest in memory",
+    "beyond memory",
+    "largest measured",
+)
+# At most this many names in one pick; the rest are counted.
+MOST_NAMED = 3
+
+
+def margins(first: pd.DataFrame, second: pd.DataFrame | None) -> dict[str, float]:
+    """How many times faster one strategy's warm median must be than another's for the book to
+    rank them, per framework: the largest factor by which one of that framework's side-by-side
+    ratios moved between the two occasions (occasions.moved at every N of the second; any
+    framework's largest for one with none there); 1 for every framework with one occasion."""
+    if second is None or second.empty:
+        return dict.fromkeys(AD_FRAMEWORKS, 1.0)
+    tables = [occasions.moved(first, second, int(n)) for n in sorted(set(second["paths"].dropna()))]
+    moved = pd.concat([t for t in tables if len(t)]) if any(len(t) for t in tables) else None
+    if moved is None:
+        return dict.fromkeys(AD_FRAMEWORKS, 1.0)
+    factor = moved["moved"].map(lambda m: max(m, 1 / m))
+    overall = float(factor.max())
+    by = factor.groupby(moved["framework"]).max()
+    return {fw: float(by.get(fw, overall)) for fw in AD_FRAMEWORKS}
+
+
+def clearly_faster(a: pd.Series, b: pd.Series, margin: float = 1.0) -> bool:
+    """Whether a's warm calls beat b's by more than their noise: not both under a millisecond
+    (overhead_bound), b's fastest warm call slower than a's median, and b's median more than
+    margin times a's."""
+    if _overhead(a) and _overhead(b):
+        return False
+    fastest = b["warm_min_s"] if not formats.missing(b["warm_min_s"]) else b["warm_median_s"]
+    median = a["warm_median_s"]
+    return bool(fastest > median and b["warm_median_s"] > margin * median)
+
+
+def _overhead(row: pd.Series) -> bool:
+    value = row.get("overhead_bound")
+    return False if formats.missing(value) else bool(value)
+
+
+def pick_group(rows: pd.DataFrame, margin: float = 1.0) -> list[pd.Series]:
+    """The fastest correct row and every other that it does not clearly beat (clearly_faster),
+    in order of warm median: one row where the pick is clear, more where it is not; []."""
+    ok = rows[(rows["status"] == "ok").fillna(False).astype(bool)]
+    ok = ok.sort_values("warm_median_s", kind="stable")
+    if ok.empty:
+        return []
+    first = ok.iloc[0]
+    return [first] + [r for _, r in ok.iloc[1:].iterrows() if not clearly_faster(first, r, margin)]
+
+
+def regimes(rows: pd.DataFrame, shape: str) -> list[tuple[str, int]]:
+    """The (regime, size) pairs at which a framework's candidates of a shape are picked, in
+    order of size, each size once: for the tall Jacobian the question's N (where anything ran
+    there), the largest N where an unblocked strategy ran and, beyond it, the largest N where
+    anything ran (the blocked ones); for the wide Jacobian the question's n and the largest n;
+    for Hessians the largest n."""
+    ok = rows[(rows["status"] == "ok").fillna(False).astype(bool)]
+    if ok.empty:
+        return []
+    top = int(ok["size"].max())
+    found = []
+    if shape == TALL:
+        if (ok["size"] == reproduced.QUESTION_N).any():
+            found.append((QUESTION_SIZE, reproduced.QUESTION_N))
+        blocked = ok["strategy"].map(lambda s: s.startswith(registry.BLOCKED))
+        unblocked = ok[~blocked.astype(bool)]
+        if len(unblocked):
+            found.append((IN_MEMORY, int(unblocked["size"].max())))
+        found.append((BEYOND, top))
+    elif shape == WIDE:
+        if (ok["size"] == QUESTION_INPUTS).any():
+            found.append((QUESTION_SIZE, QUESTION_INPUTS))
+        found.append((LARGEST, top))
+    else:
+        found.append((LARGEST, top))
+    out, seen = [], set()
+    for regime, n in found:
+        if n not in seen:
+            seen.add(n)
+            out.append((regime, n))
+    return out
+
+
+def _named(row: pd.Series) -> str:
+    return f"{row['name']} ({formats.time(row['warm_median_s'])})"
+
+
+def group_phrase(group: list[pd.Series], margin: float = 1.0) -> str:
+    """'compiled-pathwise (1.2 ms)' for a clear pick; where it is not clear, the names within
+    reach of the fastest and why they are not ranked: 'pathwise-function (14.11 s) or
+    blocked-pathwise-function (14.19 s): within 1.01×, less than the 1.65× ratios moved between
+    occasions'; '–' for none."""
+    if not group:
+        return "–"
+    if len(group) == 1:
+        return _named(group[0])
+    first, last = group[0], group[-1]
+    shown = [_named(r) for r in group[:MOST_NAMED]]
+    more = len(group) - MOST_NAMED
+    names = (
+        ", ".join(shown[:-1]) + f" or {shown[-1]}"
+        if more <= 0
+        else (", ".join(shown) + f" and {more} more")
+    )
+    spread = last["warm_median_s"] / first["warm_median_s"]
+    if all(_overhead(r) for r in group):
+        why = "all under a millisecond, where per-call overhead decides"
+    elif margin > 1 and spread <= margin:
+        why = (
+            f"within {formats.times(spread, 2)}, less than the {formats.times(margin, 2)} "
+            "this framework's ratios moved between occasions"
+        )
+    else:
+        why = f"within {formats.times(spread, 2)}, their warm calls overlapping"
+    return f"{names}: {why}"
+
+
+def regime_picks(
+    cands: pd.DataFrame, framework: str, shape: str, margin: float = 1.0
+) -> list[tuple[str, int, list[pd.Series]]]:
+    """(regime, size, pick_group there) for each of regimes."""
+    rows = shape_rows(cands, framework, shape)
+    return [(regime, n, pick_group(at_size(rows, n), margin)) for regime, n in regimes(rows, shape)]
+
+
+def picks_sentence(cands: pd.DataFrame, shape: str, margin_by: dict[str, float]) -> str:
+    """The picks of one shape, regime by regime, every framework in each: 'At the question's
+    size (N = 10,000): PyTorch compiled-pathwise (1.2 ms); TensorFlow ... .'"""
+    by_regime: dict[tuple[str, int], list[str]] = {}
+    for fw in AD_FRAMEWORKS:
+        for regime, n, group in regime_picks(cands, fw, shape, margin_by.get(fw, 1.0)):
+            said = group_phrase(group, margin_by.get(fw, 1.0))
+            by_regime.setdefault((regime, n), []).append(f"{FRAMEWORK_NAMES[fw]}, {said}")
+    if not by_regime:
+        what = {TALL: "tall Jacobian", WIDE: "wide Jacobian", HESSIAN: "Hessian"}[shape]
+        return f"No {what} candidate ran correctly in this build."
+    parts = []
+    order = (QUESTION_SIZE, IN_MEMORY, BEYOND, LARGEST)
+    for (regime, n), said in sorted(
+        by_regime.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1])
+    ):
+        parts.append(
+            f"{regime[0].upper()}{regime[1:]} ({SIZE[shape]} = {n:,}): " + "; ".join(said) + "."
+        )
+    return " ".join(parts)
