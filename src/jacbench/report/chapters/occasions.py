@@ -53,12 +53,18 @@ def moved(first: pd.DataFrame, second: pd.DataFrame, paths: int) -> pd.DataFrame
     return table.iloc[order.argsort(kind="stable")].reset_index(drop=True)
 
 
+def factors(table: pd.DataFrame) -> pd.Series:
+    """How far each ratio of a moved table travelled, either way: at least 1 (1.3 for a ratio
+    30 % higher or 23 % lower)."""
+    return table["moved"].map(lambda m: max(m, 1 / m))
+
+
 def largest_move(table: pd.DataFrame) -> dict | None:
     """The ratio that moved most between the occasions, either way: its row with "factor"
     (at least 1: 1.3 for a ratio 30 % higher or 23 % lower); None for an empty table."""
     if table.empty:
         return None
-    factor = table["moved"].map(lambda m: max(m, 1 / m))
+    factor = factors(table)
     row = table.loc[factor.idxmax()]
     return {**row.to_dict(), "factor": float(factor.max())}
 

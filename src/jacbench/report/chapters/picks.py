@@ -92,7 +92,7 @@ def margins(first: pd.DataFrame, second: pd.DataFrame | None) -> dict[str, float
     moved = pd.concat([t for t in tables if len(t)]) if any(len(t) for t in tables) else None
     if moved is None:
         return dict.fromkeys(AD_FRAMEWORKS, 1.0)
-    factor = moved["moved"].map(lambda m: max(m, 1 / m))
+    factor = occasions.factors(moved)
     overall = float(factor.max())
     by = factor.groupby(moved["framework"]).max()
     return {fw: float(by.get(fw, overall)) for fw in AD_FRAMEWORKS}
@@ -139,8 +139,9 @@ def regimes(rows: pd.DataFrame, shape: str) -> list[tuple[str, int]]:
     if shape == TALL:
         if (ok["size"] == reproduced.QUESTION_N).any():
             found.append((QUESTION_SIZE, reproduced.QUESTION_N))
-        blocked = ok["strategy"].map(lambda s: s.startswith(registry.BLOCKED))
-        unblocked = ok[~blocked.astype(bool)]
+        blocked = [registry.get(fw, s).blocked
+                   for fw, s in zip(ok["framework"], ok["strategy"], strict=True)]  # fmt: skip
+        unblocked = ok[~pd.Series(blocked, index=ok.index, dtype=bool)]
         if len(unblocked):
             found.append((IN_MEMORY, int(unblocked["size"].max())))
         found.append((BEYOND, top))
