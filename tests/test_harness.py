@@ -195,12 +195,96 @@ def test_a_kill_after_the_worker_reported_keeps_its_measurements():
     assert "in the paired calls" in row["message"]
 
 
-def test_paired_calls_alternate_their_order():
-    from jacbench.measure.worker import paired_calls
+def test_paired_calls_alternate_their_order(monkeypatch):
+    from jacbench.measure import worker
 
     order = []
-    ratios = paired_calls(lambda: order.append("A"), lambda: order.append("B"), 4, 60).ratios
-    assert "".join(order) == "ABBAABBA" and len(ratios) == 4
+    ratios = worker.paired_calls(lambda: order.append("A"), lambda: order.append("B"), 4, 60)
+    # Quick sides are settled: each timed call follows an untimed call of its own.
+    assert "".join(order) == "AABBBBAAAABBBBAA" and len(ratios.ratios) == 4
+    monkeypatch.setattr(worker, "SETTLE_BELOW_S", 0.0)  # no side is quick enough to settle
+    order.clear()
+    worker.paired_calls(lambda: order.append("A"), lambda: order.append("B"), 4, 60)
+    assert "".join(order) == "ABBAABBA"
+
+
+def _state_clock(monkeypatch, target_s: float, baseline_s: float, after_other_s: float):
+    """A fake clock and two calls: the baseline takes after_other_s when the call before it
+    was the target's (its data out of cache), baseline_s after itself; the target target_s."""
+    from jacbench.measure import worker
+
+    clock = {"t": 0.0, "last": None}
+    monkeypatch.setattr(worker.time, "perf_counter", lambda: clock["t"])
+
+    def target():
+        clock["t"] += target_s
+        clock["last"] = "target"
+
+    def baseline():
+        clock["t"] += after_other_s if clock["last"] == "target" else baseline_s
+        clock["last"] = "baseline"
+
+    return target, baseline
+
+
+def test_settled_pairs_time_each_side_in_the_state_its_own_call_leaves(monkeypatch):
+    from jacbench.measure import worker
+
+    # A 2 s target (not settled: slower than SETTLE_BELOW_S) and a 3 ms baseline that takes
+    # 12 ms right after the target: settled, every timed baseline call is the 3 ms one.
+    target, baseline = _state_clock(monkeypatch, 2.0, 0.003, 0.012)
+    pairs = worker.paired_calls(target, baseline, 6, 60)
+    assert pairs.baseline == pytest.approx([0.003] * 6)
+    assert pairs.target == pytest.approx([2.0] * 6)
+    assert pairs.ratios == pytest.approx([2.0 / 0.003] * 6)
+    # Unsettled, the pairs in which the baseline follows the target (A B) time it cold.
+    monkeypatch.setattr(worker, "SETTLE_BELOW_S", 0.0)
+    target, baseline = _state_clock(monkeypatch, 2.0, 0.003, 0.012)
+    pairs = worker.paired_calls(target, baseline, 6, 60)
+    assert pairs.baseline == pytest.approx([0.012, 0.003] * 3)
+
+
+def test_paired_and_warm_calls_count_their_page_faults():
+    import mmap
+
+    from jacbench.measure import worker
+
+    pages = 4096
+
+    def touches_fresh_memory():  # a new anonymous mapping each call: every page faults in
+        step = resource_page_size()
+        with mmap.mmap(-1, pages * step) as m:
+            for i in range(0, pages * step, step):
+                m[i] = 1
+
+    pairs = worker.paired_calls(touches_fresh_memory, lambda: None, 3, 0.0).fields()
+    assert min(pairs["pair_target_fault_values"]) >= pages // 2
+    assert max(pairs["pair_baseline_fault_values"]) < pages // 2
+    warm = worker._warm_calls(touches_fresh_memory, 3, 0.0)
+    assert warm["warm_n"] == len(warm["warm_fault_values"]) == 3
+    assert min(warm["warm_fault_values"]) >= pages // 2
+
+
+def resource_page_size() -> int:
+    import os
+
+    return os.sysconf("SC_PAGE_SIZE")
+
+
+def test_warm_calls_pool_every_workers_calls():
+    from jacbench.measure.runner import warm_pooled
+
+    recs = [
+        {"warm_values": [0.015, 0.016, 0.014], "warm_fault_values": [0, 0, 10]},
+        {"warm_values": [0.050, 0.049, 0.051], "warm_fault_values": [20000, 20000, 20000]},
+        {"status": "killed"},  # a worker without warm calls adds nothing
+    ]
+    pooled = warm_pooled(recs)
+    assert pooled["warm_n"] == 6 and pooled["warm_median_s"] == pytest.approx(0.0325)
+    assert (pooled["warm_min_s"], pooled["warm_max_s"]) == (0.014, 0.051)
+    assert pooled["warm_by_process"] == "0.015;0.05"
+    assert pooled["warm_faults"] == 10_005
+    assert warm_pooled([{"status": "killed"}]) == {}
 
 
 def test_calls_go_past_the_budget_to_a_minimum_but_not_for_minutes(monkeypatch):

@@ -119,14 +119,14 @@ class Case:
         what = "" if self.problem == "gbm" else f"{self.problem} "
         return f"{what}{self.framework}/{self.strategy} {size} {self.dtype} {self.allocator}"
 
-    def worker_spec(self, paired_only: bool = False) -> dict:
+    def worker_spec(self, extra: bool = False) -> dict:
         """What the worker process is told: the target in its string form, parsed there by
-        the same parser; with paired_only, only the interleaved calls against the baseline."""
+        the same parser; for an extra worker, only the warm calls and the pairs."""
         baseline = self.baseline
         return {
             "target": {"framework": self.framework, "name": self.strategy},
             "baseline": baseline.text if baseline else None,
-            "paired_only": paired_only,
+            "extra": extra,
             "problem": self.problem,
             "params": self.model_params(),
             "threads": self.threads,

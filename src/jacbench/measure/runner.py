@@ -4,7 +4,9 @@ A case whose predicted peak is far above its cap is skipped on the model's word,
 to run despite the model (to record how long it ran and what it held when the cap stopped it).
 A case whose cap is above half the machine's RAM runs alone, never beside another. A case with a
 simulation baseline is timed against it in pairs, in its own worker and, if one call is quick
-enough, in ratio_processes - 1 more (pyperf's way: the spread between processes shows too).
+enough, in ratio_processes - 1 more (pyperf's way: the spread between processes shows too); those
+workers time warm calls as well, and the row's warm times pool every worker's, since a process's
+allocator state can put the same call at 15 ms in one worker and 50 ms in the next.
 A rerun skips every case whose key (spec and environment) is already in the file.
 """
 
@@ -21,7 +23,7 @@ import psutil
 
 from jacbench.constants import GIB
 from jacbench.errors import UsageError
-from jacbench.measure import environment, harness, profiles, store
+from jacbench.measure import environment, harness, profiles, store, worker
 from jacbench.measure.case import Case
 
 # A target slower than this per call is timed against its simulation in its own worker only:
@@ -51,6 +53,9 @@ def ratio_summary(
         values = [x for rec in times or [] for x in rec.get(f"pair_{side}_values") or []]
         if values:
             pooled[f"pair_{side}_median_s"] = statistics.median(values)
+        faults = [x for rec in times or [] for x in rec.get(f"pair_{side}_fault_values") or []]
+        if faults:
+            pooled[f"pair_{side}_faults"] = statistics.median(faults)
     per_process = [v for v in per_process if v]
     values = [x for v in per_process for x in v]
     if not values:
@@ -68,6 +73,21 @@ def ratio_summary(
         "ratio_by_process": ";".join(f"{m:.4g}" for m in medians),
         **pooled,
     }
+
+
+def warm_pooled(records: list[dict]) -> dict[str, Any]:
+    """The warm calls of every worker that timed some, pooled: their count, median, fastest and
+    slowest, each worker's median ("0.0154;0.0497") and the median page faults of a call. Empty
+    where no worker reported its calls' times."""
+    per_process = [r["warm_values"] for r in records if r.get("warm_values")]
+    if not per_process:
+        return {}
+    out: dict[str, Any] = worker.warm_summary([x for v in per_process for x in v])
+    out["warm_by_process"] = ";".join(f"{statistics.median(v):.4g}" for v in per_process)
+    faults = [x for r in records for x in r.get("warm_fault_values") or []]
+    if faults:
+        out["warm_faults"] = statistics.median(faults)
+    return out
 
 
 def measure_case(case: Case) -> dict[str, Any]:
@@ -90,9 +110,11 @@ def measure_case(case: Case) -> dict[str, Any]:
         rec = {"status": "error", "message": str(e)}
     paired = [rec]
     quick = rec.get("warm_median_s", float("inf")) < MAX_CALL_FOR_MORE_PROCESSES_S
-    if rec.get("ratio_values") and case.ratio_processes > 1 and quick:
-        paired += _more_ratios(case, limits, rec)
+    if rec.get("status") == "ok" and case.ratio_processes > 1 and quick:
+        paired += _more_processes(case, limits, rec)
     row.update({k: rec.get(k) for k in store.METRIC_FIELDS if k in rec})
+    if rec.get("status") == "ok":
+        row.update(warm_pooled(paired))
     row.update(ratio_summary([list(r.get("ratio_values") or []) for r in paired], paired))
     if above:
         note = f"run despite the model's predicted peak of {predicted / GIB:.1f} GiB"
@@ -133,19 +155,19 @@ def measure_one(case: Case) -> dict[str, Any]:
     return measure_case(case)
 
 
-def _more_ratios(case: Case, limits: harness.Limits, rec: dict) -> list[dict]:
-    """The records of ratio_processes - 1 more workers making paired calls only; a failed one
-    is named in the message and contributes nothing."""
+def _more_processes(case: Case, limits: harness.Limits, rec: dict) -> list[dict]:
+    """The records of ratio_processes - 1 more workers making warm calls and, for a case with a
+    baseline, pairs; a failed one is named in the message and contributes nothing."""
     values: list[dict] = []
     failed = []
     for _ in range(case.ratio_processes - 1):
-        more = harness.run_worker(case.worker_spec(paired_only=True), limits, case.allocator)
-        if more.get("status") == "ok" and more.get("ratio_values"):
+        more = harness.run_worker(case.worker_spec(extra=True), limits, case.allocator)
+        if more.get("status") == "ok" and more.get("warm_values"):
             values.append(more)
         else:
             failed.append(f"{more.get('status')}: {more.get('message', '')[:100]}")
     if failed:
-        note = f"ratio from {case.ratio_processes - len(failed)} of {case.ratio_processes} "
+        note = f"timed in {case.ratio_processes - len(failed)} of {case.ratio_processes} "
         rec["message"] = (rec.get("message") or "") + note + "processes (" + "; ".join(failed) + ")"
     return values
 

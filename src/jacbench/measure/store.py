@@ -64,6 +64,13 @@ METRIC_FIELDS = [
     # the ratio can be read against them, and they against the warm calls timed alone.
     "pair_target_median_s",
     "pair_baseline_median_s",
+    # Each worker's median warm call ("0.0154;0.0497;0.0354": warm_median_s pools them) and the
+    # median minor page faults of a call, warm and on each side of the pairs (see
+    # measure.worker: glibc may give a call's memory back and the next one fault it in again).
+    "warm_by_process",
+    "warm_faults",
+    "pair_target_faults",
+    "pair_baseline_faults",
     "import_peak",
     "inputs_rss_before",
     "inputs_peak",
@@ -97,7 +104,8 @@ INT_COLUMNS = ("paths", "inputs", "batch", "outputs", "steps", "seed", "chunk_si
 FLOAT_COLUMNS = ("spot", "vol", "drift", "maturity", "timeout", "predicted_peak", "import_s",
                  "inputs_s", "cold_s", "warm_median_s", "warm_min_s", "warm_max_s",
                  "ratio_median", "ratio_lo", "ratio_hi", "pair_target_median_s",
-                 "pair_baseline_median_s", "import_peak", "inputs_rss_before",
+                 "pair_baseline_median_s", "warm_faults", "pair_target_faults",
+                 "pair_baseline_faults", "import_peak", "inputs_rss_before",
                  "inputs_peak", "cold_rss_before", "cold_peak", "cold_peak_over_baseline",
                  "warm_rss_before", "warm_peak", "warm_peak_over_baseline",
                  "warm_peak_over_inputs", "inputs_heap_in_use", "inputs_heap_free_kept",

@@ -8,6 +8,12 @@ alternately (A B, then B A, ...), so both see the same machine load and their ra
 move with it. A record is printed after the warm calls too, so a kill during the paired calls
 loses only the ratio.
 
+Every timed call also counts the minor page faults the process took during it: under glibc's
+malloc a call of 10^4 to 10^6 paths may find the memory of its last call given back to the
+kernel and fault it in again, page by page, and how much depends on the process (see
+paired_calls). An extra worker of a case (spec "extra") makes the warm calls and the pairs
+only: the runner pools its calls with the first worker's.
+
 The spec names its target in the string form of a results row (``{"framework", "name"}``),
 parsed by measure.targets like everywhere else; "problem" and "params" give the case.
 """
@@ -17,6 +23,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import resource
 import statistics
 import sys
 import time
@@ -74,10 +81,20 @@ def _memory_fields(prefix: str, m: PhaseMemory) -> dict[str, Any]:
     }
 
 
-def _timed(fn: Callable[[], Any]) -> float:
+def _faults() -> int:
+    """Minor page faults this process has taken so far (every thread's)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def _timed(fn: Callable[[], Any], faults: list[int] | None = None) -> float:
+    """Seconds one call of fn took; with a list, the page faults it took are appended to it."""
+    before = _faults()
     start = time.perf_counter()
     fn()  # every target returns numpy arrays: asynchronous work has finished
-    return time.perf_counter() - start
+    took = time.perf_counter() - start
+    if faults is not None:
+        faults.append(_faults() - before)
+    return took
 
 
 # Past the warm-call budget a worker still makes MIN_CALLS warm calls and MIN_CALLS pairs (a
@@ -123,39 +140,59 @@ def _repeat(
 
 class Pairs:
     """Calls of a target and its baseline made one right after the other, the order alternating
-    (A B, B A, ...) so that neither always runs on the other's warm caches: each pair's times
-    and their ratio."""
+    (A B, B A, ...) so that neither always runs on the other's warm caches: each pair's times,
+    their ratio and the page faults of each side's calls."""
 
     def __init__(self):
         self.target: list[float] = []
         self.baseline: list[float] = []
+        self.target_faults: list[int] = []
+        self.baseline_faults: list[int] = []
 
     @property
     def ratios(self) -> list[float]:
         return [a / b for a, b in zip(self.target, self.baseline, strict=True)]
 
     def fields(self) -> dict[str, list[float]]:
-        """What the worker reports: the ratios and both sides' times (the runner pools them)."""
+        """What the worker reports: the ratios and both sides' times and faults (the runner
+        pools them)."""
         return {
             "ratio_values": self.ratios,
             "pair_target_values": self.target,
             "pair_baseline_values": self.baseline,
+            "pair_target_fault_values": self.target_faults,
+            "pair_baseline_fault_values": self.baseline_faults,
         }
 
 
+# A side of a pair whose last call took less than this is called once more, untimed, right
+# before its timed call (a "settled" pair): each side is then timed in the state its own call
+# leaves, as its warm calls are. Without it the call after the other side's pays for what that
+# one left: a 3 ms simulation timed after a 1 s Jacobian finds its data out of cache and took
+# 1.5 to 6 ms (ratio spreads of 3x), and a 15 ms torch simulation at 10^5 paths timed after a
+# Jacobian that left glibc's heap large took none of the page faults it takes after itself,
+# so its pairs ran 3x faster than its own warm calls. Sides slower than this pay for the
+# settling call more than they gain: their state is their own data's size anyway.
+SETTLE_BELOW_S = 1.0
+
+
 def paired_calls(call, baseline, repeats: int, budget: float) -> Pairs:
-    """At least MIN_CALLS pairs of calls, whatever they take; see _repeat for the rest."""
+    """At least MIN_CALLS pairs of calls, whatever they take; see _repeat for the rest. Each
+    side is settled (see SETTLE_BELOW_S) while its calls are quick."""
     pairs = Pairs()
+    last = {"target": 0.0, "baseline": 0.0}
+
+    def side(fn, name: str) -> None:
+        if last[name] < SETTLE_BELOW_S:
+            fn()
+        took = _timed(fn, getattr(pairs, f"{name}_faults"))
+        getattr(pairs, name).append(took)
+        last[name] = took
 
     def pair(i: int) -> None:
-        if i % 2 == 0:
-            a = _timed(call)
-            b = _timed(baseline)
-        else:
-            b = _timed(baseline)
-            a = _timed(call)
-        pairs.target.append(a)
-        pairs.baseline.append(b)
+        order = ("target", "baseline") if i % 2 == 0 else ("baseline", "target")
+        for name in order:
+            side(call if name == "target" else baseline, name)
 
     _repeat(pair, lambda: len(pairs.target), repeats, budget, at_least=MIN_CALLS,
             unless_slower_than=float("inf"), prefer=MIN_PAIRS,
@@ -192,10 +229,12 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
         case = (
             None if target.kind == "callable" else target.make_case(spec["problem"], spec["params"])
         )
-        if spec.get("paired_only"):
+        if spec.get("extra"):
             call = heap.trimming(target.build(case))
             call()
-            rec.update(_paired(baseline, case, call, repeats, budget).fields())
+            rec.update(_warm_calls(call, repeats, budget))
+            if baseline is not None:
+                rec.update(_paired(baseline, case, call, repeats, budget).fields())
             rec["status"] = "ok"
             return rec
 
@@ -221,19 +260,13 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
         del result
         rec.update(heap.heap_fields("cold"))
 
-        times: list[float] = []
-        _, mem = measure_phase(
-            lambda: _repeat(lambda i: times.append(_timed(call)), times.__len__, repeats, budget),
-        )
+        warm, mem = measure_phase(lambda: _warm_calls(call, repeats, budget))
         resets.append(mem.reset)
         rec.update(
+            warm,
             # Peak of the warm calls over the resident memory before the first call: what the
             # target needs beyond its inputs, memory its allocator keeps between calls included.
             warm_peak_over_inputs=max(mem.peak - rec["cold_rss_before"], 0),
-            warm_n=len(times),
-            warm_median_s=statistics.median(times),
-            warm_min_s=min(times),
-            warm_max_s=max(times),
             **_memory_fields("warm", mem),
         )
         rec.update(heap.heap_fields("warm"))
@@ -251,6 +284,24 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
         rec["traceback"] = traceback.format_exc()[-4000:]
     rec["hwm_reset"] = all(resets) if resets else False
     return rec
+
+
+def warm_summary(times: list[float]) -> dict[str, float | int]:
+    """How many warm calls, their median, fastest and slowest."""
+    return {
+        "warm_n": len(times),
+        "warm_median_s": statistics.median(times),
+        "warm_min_s": min(times),
+        "warm_max_s": max(times),
+    }
+
+
+def _warm_calls(call, repeats: int, budget: float) -> dict[str, Any]:
+    """The warm calls, one after the other: their summary, times and page faults."""
+    times: list[float] = []
+    faults: list[int] = []
+    _repeat(lambda i: times.append(_timed(call, faults)), times.__len__, repeats, budget)
+    return {**warm_summary(times), "warm_values": times, "warm_fault_values": faults}
 
 
 def _paired(baseline, case, call, repeats: int, budget: float) -> Pairs:
