@@ -479,18 +479,26 @@ def test_the_third_answers_cpu_timings_beside_ours(small):
     assert list(table.iloc[:, 1]) == ["11.7 ms", "539 µs", "21.7×"]
     # The fixture has no batched-backward row at n = 100,000: not measured, and said so.
     assert table.iloc[2, 2] == "–"
-    assert "were not both measured" in third_answer.third_answer_verdict(table)
+    assert third_answer.measured_factor(small, N) is None
+    assert "were not both measured" in third_answer.third_answer_verdict(None)
     # The fixture's own closed-form row at n = 100,000 replaced by one of a known time.
     small = small[~((small["framework"] == "numpy") & (small["problem"] == "moments"))]
     df = _moments(small, "torch", {"batched-backward": 0.004}, n=N)
     df = _moments(df, "numpy", {"analytic": 0.0005}, n=N)
     table = third_answer.third_answer(df, N)
     assert list(table.iloc[:, 2]) == ["4.0 ms", "500 µs", "8.0×"]
-    assert third_answer.third_answer_verdict(table).startswith(
+    assert third_answer.measured_factor(df, N) == pytest.approx(8.0)
+    assert third_answer.third_answer_verdict(third_answer.measured_factor(df, N)).startswith(
         "The hand-written derivative is faster here too: 8.0× against the answer's 21.7×"
     )
     slow = _moments(small, "torch", {"batched-backward": 0.0004}, n=N)
     slow = _moments(slow, "numpy", {"analytic": 0.0005}, n=N)
-    assert third_answer.third_answer_verdict(third_answer.third_answer(slow, N)).startswith(
+    assert third_answer.third_answer_verdict(third_answer.measured_factor(slow, N)).startswith(
         "Here the hand-written derivative is not faster (0.8×"
+    )
+    same = _moments(small, "torch", {"batched-backward": 0.00051}, n=N)
+    same = _moments(same, "numpy", {"analytic": 0.0005}, n=N)
+    assert third_answer.third_answer_verdict(third_answer.measured_factor(same, N)) == (
+        "Here the hand-written derivative is about as fast as solution 2 (1.0× against the "
+        "answer's 21.7×)."
     )

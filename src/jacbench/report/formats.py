@@ -43,6 +43,27 @@ def error(x) -> str:
     return "–" if missing(x) else f"{x:.1e}"
 
 
+def span(values, fmt) -> str:
+    """The smallest and largest of values as fmt prints them: 'a to b', or 'a' where the two
+    print the same."""
+    lo, hi = fmt(min(values)), fmt(max(values))
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+# Two times closer than this factor either way are "about the same" in a sentence.
+ABOUT_THE_SAME = 1.15
+
+
+def compared(k: float, longer: str, same: str, faster: str = "faster") -> str:
+    """A time k times another's in words: '6.3× {longer}', '1.8× {faster}', or same where the
+    two are within ABOUT_THE_SAME of each other."""
+    if k >= ABOUT_THE_SAME:
+        return f"{times(k)} {longer}"
+    if k <= 1 / ABOUT_THE_SAME:
+        return f"{times(1 / k)} {faster}"
+    return same
+
+
 def times(x, digits: int = 1) -> str:
     """A ratio: '2.1×'; '–' where there is none."""
     return "–" if missing(x) else f"{x:.{digits}f}×"

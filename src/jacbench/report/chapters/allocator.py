@@ -97,16 +97,14 @@ def _against_glibc(k: float | None) -> str:
     """'6.3× glibc's time', 'about glibc's time' (within 15%), '1.8× faster than glibc'."""
     if k is None:
         return "its time not comparable"
-    if 1 / 1.15 < k < 1.15:
-        return "about glibc's time"
-    return f"{formats.times(k)} glibc's time" if k > 1 else f"{formats.times(1 / k)} faster"
+    return formats.compared(k, "glibc's time", "about glibc's time")
 
 
 def allocator_sentence(df: pd.DataFrame) -> str:
     """What the allocator does to PyTorch's default jacobian loop, from the rows: peaks and
     times under each allocator at allocator_compared_size, then what became of it under each at
     the larger N measured with another allocator (allocator_size), and whether choosing one is
-    worth it there (the peak at most half glibc's and the time at most 1.15× glibc's)."""
+    worth it there (the peak at most half glibc's, the time within formats.ABOUT_THE_SAME)."""
     name = registry.default("torch").name
     effect = allocator_effect(df)
     n = effect["n"]
@@ -136,7 +134,12 @@ def allocator_sentence(df: pd.DataFrame) -> str:
         if parts:
             said += f" At N = {formats.count(top)}, " + "; ".join(parts) + "."
     jem = peak["jemalloc"]
-    if jem is not None and peak["glibc"] and jem <= peak["glibc"] / 2 and k["jemalloc"] <= 1.15:
+    if (
+        jem is not None
+        and peak["glibc"]
+        and jem <= peak["glibc"] / 2
+        and k["jemalloc"] < formats.ABOUT_THE_SAME
+    ):
         said += (" For code that loops over many backward passes the allocator is worth "
                  "choosing: jemalloc keeps the memory down at no cost in time.")  # fmt: skip
     elif jem is not None and peak["glibc"] and jem <= peak["glibc"] / 2:

@@ -139,11 +139,8 @@ def drawing_size(df: pd.DataFrame, frameworks=AD_FRAMEWORKS) -> int | None:
     return int(max(sizes)) if sizes else None
 
 
-def _share_range(shares: pd.Series) -> str:
-    lo, hi = shares.min(), shares.max()
-    if round(lo * 100) == round(hi * 100):
-        return f"{lo:.0%}"
-    return f"{lo:.0%} to {hi:.0%}"
+def _percent(share: float) -> str:
+    return f"{share:.0%}"
 
 
 def drawing_sentence(shares: pd.DataFrame, paths: int | None) -> str:
@@ -158,9 +155,9 @@ def drawing_sentence(shares: pd.DataFrame, paths: int | None) -> str:
     strategies = shares[~shares["simulation"]]
     parts = []
     if len(sims):
-        parts.append(f"{_share_range(sims['share'])} of the blocked simulations' time")
+        parts.append(f"{formats.span(sims['share'], _percent)} of the blocked simulations' time")
     if len(strategies):
-        parts.append(f"{_share_range(strategies['share'])} of the blocked strategies'")
+        parts.append(f"{formats.span(strategies['share'], _percent)} of the blocked strategies'")
     said = " and ".join(parts)
     most = strategies.loc[strategies["share"].idxmax()] if len(strategies) else None
     tail = ""
@@ -210,13 +207,7 @@ def tensorflow_drawing_sentence(found: dict | None) -> str:
         if row["status"] != "ok":
             return formats.outcome(row)
         k = float(row["warm_median_s"]) / t
-        how = (
-            f"{formats.times(k)} as long"
-            if k >= 1.15
-            else f"{formats.times(1 / k)} faster"
-            if k <= 1 / 1.15
-            else "about the same"
-        )
+        how = formats.compared(k, "as long", "about the same")
         return f"{formats.time(row['warm_median_s'])}, {how}"
 
     said = (

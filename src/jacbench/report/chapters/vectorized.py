@@ -226,11 +226,6 @@ def terminal_against_path(df: pd.DataFrame, pairs: list[tuple[str, str, str]]) -
     return out
 
 
-def _range(values, fmt) -> str:
-    lo, hi = min(values), max(values)
-    return fmt(lo) if fmt(lo) == fmt(hi) else f"{fmt(lo)} to {fmt(hi)}"
-
-
 def terminal_sentence(cmp: pd.DataFrame) -> str:
     """What the terminal-only forms cost against the path forms, from terminal_against_path:
     at the largest N where both forms ran correctly in some framework, the path forms' peak
@@ -246,9 +241,9 @@ def terminal_sentence(cmp: pd.DataFrame) -> str:
         k = at["path_peak"] / at["terminal_peak"]
         said.append(
             f"At N = {formats.count(n)}, where both ran, the path forms held "
-            f"{_range(k, lambda x: formats.times(x, 0))} the terminal-only forms' memory "
-            f"({_range(at['path_peak'], formats.size)} against "
-            f"{_range(at['terminal_peak'], formats.size)} beyond the inputs)"
+            f"{formats.span(k, lambda x: formats.times(x, 0))} the terminal-only forms' memory "
+            f"({formats.span(at['path_peak'], formats.size)} against "
+            f"{formats.span(at['terminal_peak'], formats.size)} beyond the inputs)"
         )
     top = int(cmp["paths"].max())
     at = cmp[cmp["paths"] == top]
@@ -258,8 +253,8 @@ def terminal_sentence(cmp: pd.DataFrame) -> str:
         fate = "; the path forms: " + ", ".join(fates) if fates else ""
         said.append(
             f"at N = {formats.count(top)}, {len(ran)} of {len(at)} terminal-only forms ran, "
-            f"holding {_range(ran['terminal_peak'], formats.size)} in "
-            f"{_range(ran['terminal_s'], formats.time)} a call{fate}"
+            f"holding {formats.span(ran['terminal_peak'], formats.size)} in "
+            f"{formats.span(ran['terminal_s'], formats.time)} a call{fate}"
         )
     if not said:
         return "No terminal-only form ran correctly in this build."
