@@ -267,6 +267,40 @@ def test_compile_price_cells_and_phrases():
     assert compilation.time_pair(2.46, None) == "2.46\u00a0s"
 
 
+def test_whether_compiling_pays_follows_the_break_even_calls_size_by_size():
+    def price(n, eager, calls):
+        return {"paths": n, "eager": eager, "break_even": calls}
+
+    prices = [
+        price(1000, "jvp", 256),
+        price(1000, "pathwise", 4498),
+        price(1000, "pathwise", 7),
+        price(10**6, "jvp", 1),
+        price(10**6, "pathwise", 2),
+        price(10**6, None, None),
+    ]
+    assert compilation.payback_sentence(prices) == (
+        "Whether a compiled variant is worth its compile depends on N: at N = 1,000 compiled "
+        "variants overtake their eager counterparts from call 7 to call 4,498; at N = 1,000,000 "
+        "compiled variants overtake their eager counterparts from the first or second call."
+    )
+    prices = [
+        price(1000, "jvp", None),
+        price(1000, "pathwise", 50),
+        price(10**6, "jvp", 1),
+        price(10**7, "jvp", None),
+    ]
+    assert compilation.payback_sentence(prices) == (
+        "Whether a compiled variant is worth its compile depends on N: at N = 1,000 compiled "
+        "variants overtake their eager counterparts from call 50 (1 of the 2 never do); at "
+        "N = 1,000,000 compiled variants overtake their eager counterparts from the first call; "
+        "at N = 10,000,000 no compiled variant overtakes its eager counterpart."
+    )
+    assert compilation.payback_sentence([price(1000, None, None)]) == (
+        "Whether compiling pays was not measured in this build."
+    )
+
+
 def test_the_cheapest_and_dearest_compile_at_the_comparison_size(small):
     prices = compilation.compile_prices(small, 1000)
     low, high = compilation.compile_extremes(prices, 1000)

@@ -111,3 +111,36 @@ def overtakes(prices: list[dict], framework: str, strategy: str) -> str | None:
     said = [f"{beats_eager(p)} at N = {formats.count(p['paths'])}" for p in prices
             if (p["framework"], p["strategy"]) == (framework, strategy) and p["eager"]]  # fmt: skip
     return " and ".join(said) or None
+
+
+def payback_sentence(prices: list[dict]) -> str:
+    """Whether compiling pays, size by size, from the break-even calls of the variants priced
+    beside an eager counterpart: 'At N = 1,000 a compiled variant overtakes its eager
+    counterparts from call 7 to call 4,498; at N = 1,000,000 ... from the first or second
+    call.', with the variants that never do counted; the size is left out where none was priced."""
+    sizes = sorted({p["paths"] for p in prices if p["eager"]})
+    if not sizes:
+        return "Whether compiling pays was not measured in this build."
+    parts = []
+    for n in sizes:
+        calls = [p["break_even"] for p in prices if p["paths"] == n and p["eager"]]
+        paid = [c for c in calls if c is not None]
+        said = f"at N = {formats.count(n)} "
+        if not paid:
+            said += "no compiled variant overtakes its eager counterpart"
+        else:
+            said += f"compiled variants overtake their eager counterparts {_calls(paid)}"
+        if paid and len(paid) < len(calls):
+            said += f" ({len(calls) - len(paid)} of the {len(calls)} never do)"
+        parts.append(said)
+    text = "; ".join(parts)
+    return f"Whether a compiled variant is worth its compile depends on N: {text}."
+
+
+def _calls(paid: list[int]) -> str:
+    """'from the first call', 'from the first or second call', 'from call 50', 'from call 7 to
+    call 4,498'."""
+    lo, hi = min(paid), max(paid)
+    if hi <= 2:
+        return "from the first call" if hi == 1 else "from the first or second call"
+    return f"from call {lo:,}" if lo == hi else f"from call {lo:,} to call {hi:,}"
