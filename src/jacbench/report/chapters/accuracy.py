@@ -10,6 +10,7 @@ import pandas as pd
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORKS
 from jacbench.problems import gbm
 from jacbench.report import queries
+from jacbench.strategies import registry
 
 
 def largest_error(
@@ -34,13 +35,20 @@ def standard_errors(paths: int = 10_000) -> dict[str, float]:
 
 
 def cheapest_ad(df: pd.DataFrame, paths: int | None) -> pd.Series | None:
-    """The automatic-differentiation strategy a recommendation may pick with the lowest ratio to
-    its own simulation at N (the first of equals in framework and strategy order), or None
-    (also where N is None)."""
+    """The automatic-differentiation strategy a recommendation may pick with the lowest warm time
+    over its framework's fastest simulation given the same normals at N (data's
+    ratio_to_fastest_simulation: one scale across execution modes, where each strategy's ratio
+    to its own simulation is not), the first of equals in framework and strategy order; a
+    path-blocked strategy, which draws its own normals, is not on that scale and not counted.
+    None where nothing qualifies (also where N is None)."""
     if paths is None:
         return None
     rows = queries.candidates(queries.gbm(df, framework=AD_FRAMEWORKS, status="ok", paths=paths))
-    rows = rows.dropna(subset=["ratio_median"]).sort_values("ratio_median", kind="stable")
+    names = zip(rows["framework"], rows["strategy"], strict=True)
+    whole = [not registry.get(fw, s).blocked for fw, s in names]
+    rows = rows[pd.Series(whole, index=rows.index, dtype=bool)]
+    rows = rows.dropna(subset=["ratio_to_fastest_simulation"])
+    rows = rows.sort_values("ratio_to_fastest_simulation", kind="stable")
     return rows.iloc[0] if len(rows) else None
 
 

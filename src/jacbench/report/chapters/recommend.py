@@ -143,9 +143,11 @@ def _ad_at(df: pd.DataFrame, paths: int) -> pd.DataFrame:
 
 
 def fd_cost(df: pd.DataFrame) -> str:
-    """Finite differences' time over the numpy simulation's, beside the cheapest AD strategy's
-    ratio at the same N: 'cost 7.44× [6.77–9.04] the numpy simulation's time at N = 1,000,000,
-    against JAX's blocked-jvp (1.12× [1.10–1.20]) for the cheapest ... there.'"""
+    """Finite differences' time over the numpy simulation's (side by side), then on one scale
+    (each warm time over its framework's fastest simulation given the same normals) beside the
+    cheapest AD strategy there (accuracy.cheapest_ad): 'cost 6.26× [5.86–6.84] the numpy
+    simulation's time at N = 1,000,000; on one scale, ... 6.4×, against TensorFlow's
+    forward-accumulator-xla (1.0×) for the cheapest automatic-differentiation strategy there.'"""
     fd = _finite_difference(df)
     if fd is None:
         return f"were {formats.NOT_MEASURED}."
@@ -156,12 +158,15 @@ def fd_cost(df: pd.DataFrame) -> str:
         if r is None
         else (
             f"{FRAMEWORK_NAMES[r['framework']]}'s {queries.short_name(r)} "
-            f"({formats.ratio_with_spread(r)})"
+            f"({formats.times(r['ratio_to_fastest_simulation'])})"
         )
     )
     return (
-        f"cost {formats.ratio_with_spread(fd)} the numpy simulation's time at N = {n:,}, "
-        f"against {cheapest} for the cheapest automatic-differentiation strategy there."
+        f"cost {formats.ratio_with_spread(fd)} the numpy simulation's time at N = {n:,}; on one "
+        f"scale, each warm time over its framework's fastest simulation given the same normals, "
+        f"{formats.times(fd['ratio_to_fastest_simulation'])}, against {cheapest} for the "
+        f"cheapest automatic-differentiation strategy there (a path-blocked one, which draws "
+        f"its own normals, is not on that scale)."
     )
 
 
