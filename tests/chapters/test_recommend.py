@@ -427,3 +427,13 @@ def test_float64_against_float32_per_framework(small):
     df = copy(df, df.index.max(), dtype="float32", warm_median_s=0.5)
     said = rec.float64_sentence(rec.float64_costs(df))
     assert "PyTorch 2.0× (pathwise) to 4.7× (jvp)" in said
+
+
+def test_the_blocked_forms_are_the_registry_s():
+    hand = {"torch": ["blocked-pathwise", "blocked-jvp"],
+            "tensorflow": ["blocked-pathwise-function", "blocked-forward-function"],
+            "jax": ["blocked-pathwise", "blocked-jvp"]}  # fmt: skip
+    segments = rec.blocked_forms().split("; ")
+    assert [seg.split("'s ")[0] for seg in segments] == ["PyTorch", "TensorFlow", "JAX"]
+    for seg, names in zip(segments, hand.values(), strict=True):
+        assert sorted(seg.split("'s ")[1].split(" and ")) == sorted(names)

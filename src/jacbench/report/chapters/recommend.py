@@ -346,3 +346,14 @@ def answer_cost(df: pd.DataFrame, framework: str, role: str) -> str:
     """What the answer code's builder for a role cost at the largest size where it ran (see
     cost)."""
     return cost(*answer_rows(df, framework, role))
+
+
+def blocked_forms() -> str:
+    """The registry's path-blocked GBM strategies, framework by framework: 'PyTorch's
+    blocked-pathwise and blocked-jvp; TensorFlow's ...'."""
+    said = []
+    for fw in AD_FRAMEWORKS:
+        names = [s.name for s in registry.STRATEGIES if s.framework == fw and s.blocked]
+        if names:
+            said.append(f"{FRAMEWORK_NAMES[fw]}'s {' and '.join(names)}")
+    return "; ".join(said)
