@@ -71,13 +71,13 @@ def ynn_sentence(effect: pd.DataFrame) -> str:
     where turning it off makes float32 at least twice as fast and float64 is not slowed as much."""
     f32 = effect[effect["dtype"] == "float32"].dropna(subset=["slowdown"])
     if f32.empty:
-        return ("JAX's Greeks without YNNPACK were not measured beside the installed build's, so "
+        return ("JAX's per-path second derivatives without YNNPACK were not measured beside the installed build's, so "
                 "the float32 times are left unexplained here.")  # fmt: skip
     top = f32.iloc[-1]
     n = int(top["paths"])
     f64 = queries.one(effect, dtype="float64", paths=n)
     said = (
-        f"At N = {formats.count(n)}, JAX's float32 Greeks take {formats.time(top['ynn_s'])} "
+        f"At N = {formats.count(n)}, JAX's float32 per-path second derivatives take {formats.time(top['ynn_s'])} "
         f"as jaxlib installs them and {formats.time(top['no_ynn_s'])} with YNNPACK's fusions "
         f"turned off (XLA's option xla_cpu_experimental_ynn_fusion_type set empty)"
     )
@@ -90,7 +90,7 @@ def ynn_sentence(effect: pd.DataFrame) -> str:
                  if len(below) else "")  # fmt: skip
         said += (
             f". The float32 anomaly is YNNPACK's: its fused float32 kernels make the "
-            f"Greeks {formats.times(top['slowdown'])} slower at this size{since}"
+            f"second derivatives {formats.times(top['slowdown'])} slower at this size{since}"
         )
         cheaper = f64 is not None and top["no_ynn_s"] < min(f64["ynn_s"], f64["no_ynn_s"])
         said += "; without them float32 is the cheaper dtype." if cheaper else "."
