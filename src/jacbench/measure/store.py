@@ -286,8 +286,8 @@ def locked(path: Path, wait: bool = False) -> Iterator[None]:
             if not wait:
                 os.close(fd)
                 raise UsageError(
-                    f"another sweep (pid {holder}) is writing {path}: let it end first, or "
-                    "give --wait to wait for it"
+                    f"another sweep (pid {holder}) is writing {path}: let it end first "
+                    "('jacbench sweep --wait' waits for it)"
                 ) from None
             if not said:
                 print(f"jacbench: waiting for another sweep (pid {holder}) to end: it is "
