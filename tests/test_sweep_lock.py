@@ -164,3 +164,13 @@ def test_two_sweeps_at_once_on_one_file_leave_each_case_once(tmp_path):
     assert codes in ([0, 0], [0, 2])
     keys = [r["key"] for r in csv.DictReader(open(out, newline=""))]
     assert len(keys) == 3 and len(set(keys)) == 3
+
+
+def test_a_lock_that_cannot_be_opened_is_one_line(tmp_path, capsys):
+    out = tmp_path / "r.csv"
+    store.lock_path(out).mkdir()  # a folder where the lock file should be: no one can open it
+    args = ["sweep", "--profile", str(_naps(tmp_path)), "--out", str(out), "--quiet"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and f"cannot write {out}" in err[0]
+    assert not out.exists()

@@ -278,7 +278,10 @@ def locked(path: Path, wait: bool = False) -> Iterator[None]:
     lock = lock_path(path)
     said = False
     while True:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise UsageError(f"cannot write {path}: {e.strerror} ({lock})") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
