@@ -9,6 +9,7 @@
 #               redraw the README's figure from it (on a quiet machine: over an hour);
 #               FRESH=1 measures every case again
 #   make pdf    print the built book to _build/pdf/jacbench.pdf (after make book)
+#   make lab    JupyterLab on the checkout, where the chapters (notebooks/*.md) open as notebooks
 
 PYTHON ?= python3
 VENV := .venv
@@ -19,20 +20,29 @@ PROFILE ?=
 WHEELS ?= /opt/wheels
 PIP_LINKS := $(if $(wildcard $(WHEELS)),--find-links $(WHEELS),)
 
-# The install is redone only when the dependency pins in pyproject.toml change.
-PINS_HASH := $(shell $(PYTHON) -c "import tomllib,hashlib; d=tomllib.load(open('pyproject.toml','rb'))['project']['dependencies']; print(hashlib.sha256('\n'.join(d).encode()).hexdigest()[:16])")
-STAMP := $(VENV)/.installed-$(PINS_HASH)
+# Each optional group of pyproject.toml (book, test, lab, workflows) is installed with the
+# dependencies by pip install -e ".[GROUP]" and has its own stamp, .venv/.installed-GROUP-HASH,
+# HASH covering the dependencies' pins and the group's: an install is redone only when the pins
+# it used change. make book installs the book group; make test the book, test and lab groups
+# (and those named in EXTRAS: CI on GitHub adds workflows); make lab the book and lab groups.
+EXTRAS ?=
+GROUP_HASHES := $(shell $(PYTHON) -c "import tomllib,hashlib; p=tomllib.load(open('pyproject.toml','rb'))['project']; print(*(g+'-'+hashlib.sha256('\n'.join([g,*p['dependencies'],*d]).encode()).hexdigest()[:16] for g,d in p['optional-dependencies'].items()))")
+stamp = $(VENV)/.installed-$(filter $(1)-%,$(GROUP_HASHES))
+BOOK_ENV := $(call stamp,book)
+TEST_ENV := $(BOOK_ENV) $(call stamp,test) $(call stamp,lab) $(foreach g,$(EXTRAS),$(call stamp,$(g)))
+LAB_ENV := $(BOOK_ENV) $(call stamp,lab)
 
-.PHONY: env packages test test-fast lint format book reference check-html pdf linkcheck clean
+.PHONY: env packages test test-fast lint format book lab reference check-html pdf linkcheck clean
 
-env: $(STAMP)
+# Everything make test uses.
+env: $(TEST_ENV)
 
-$(STAMP): pyproject.toml
+$(VENV)/.installed-%: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet $(PIP_LINKS) -e .
-	@rm -f $(VENV)/.installed-*
+	$(BIN)/python -m pip install --quiet $(PIP_LINKS) -e ".[$(firstword $(subst -, ,$*))]"
+	@rm -f $(VENV)/.installed-$(firstword $(subst -, ,$*))-*
 	@touch $@
-	@echo "environment ready: $(VENV) (pins $(PINS_HASH))"
+	@echo "environment ready: $(VENV) with the $(firstword $(subst -, ,$*)) group (pins $*)"
 
 # The Debian packages (chromium, poppler-utils, libjemalloc2), installed with apt-get when missing
 # and make runs as root; otherwise one line names them and the command. .ci/run uses it too.
@@ -41,7 +51,7 @@ packages:
 
 # ALLOW_NO_TESTS=1 (set by .ci/run) turns pytest's "no tests collected" (exit 5) into success;
 # make itself would report any failing recipe as status 2 and hide the difference.
-test: $(STAMP) packages
+test: $(TEST_ENV) packages
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
 	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
@@ -50,21 +60,21 @@ test: $(STAMP) packages
 
 # The unit tier: every test not marked slow (those sweep the quick profile, build the book or open
 # it in the browser).
-test-fast: $(STAMP)
+test-fast: $(TEST_ENV)
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
-lint: $(STAMP)
+lint: $(call stamp,test)
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
 
-format: $(STAMP)
+format: $(call stamp,test)
 	$(BIN)/ruff format src tests
 	$(BIN)/ruff check --fix src tests
 
 # Execute the notebooks with papermill on the reference dataset and build _build/html with
 # jupyter-book -W; with PROFILE, sweep that profile first (reusing results already measured in
 # results/PROFILE.csv) and build from it.
-book: $(STAMP)
+book: $(BOOK_ENV)
 ifeq ($(strip $(PROFILE)),)
 	$(BIN)/jacbench book
 else
@@ -72,26 +82,33 @@ else
 	$(BIN)/jacbench book --profile $(PROFILE)
 endif
 
+# JupyterLab on the checkout (the settings in lab/): the chapters, notebooks/*.md, open as
+# notebooks through jupytext, and their kernels start in the checkout's root, where the
+# parameters' default paths lead, as in jacbench notebook. LAB_ARGS: more options to jupyter lab
+# (--no-browser, --port 8890, ...).
+lab: $(LAB_ENV)
+	JUPYTER_CONFIG_PATH=$(CURDIR)/lab $(BIN)/jupyter lab $(LAB_ARGS)
+
 # The reference dataset: the standard profile's cases it lacks measured into book/reference
 # (nothing else may run on the machine meanwhile), then its README figure redrawn.
-reference: $(STAMP)
+reference: $(BOOK_ENV)
 	@.ci/packages libjemalloc2
 	$(BIN)/jacbench reference $(if $(FRESH),--fresh,)
 
 # Open every page of the built book in headless Chromium (Debian's chromium) and list problems;
 # screenshots for review go to _build/screenshots.
-check-html: $(STAMP)
+check-html: $(BOOK_ENV) $(call stamp,test)
 	@.ci/packages chromium
 	$(BIN)/jacbench check-html _build/html
 
 # The single-page HTML of the built book, printed by headless Chromium.
-pdf: $(STAMP)
+pdf: $(BOOK_ENV) $(call stamp,test)
 	@.ci/packages chromium poppler-utils
 	$(BIN)/jacbench pdf --build _build
 
 # External links, where there is a network (after make book); the report is
 # _build/linkcheck/_build/html/output.txt.
-linkcheck: $(STAMP)
+linkcheck: $(BOOK_ENV)
 	$(BIN)/jupyter-book build _build/src --builder linkcheck --path-output _build/linkcheck
 
 clean:

@@ -8,14 +8,42 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _pyproject_pins() -> dict[str, str]:
-    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+# The optional groups environment.yml mirrors: all but the GitHub workflow's own.
+MIRRORED = ("book", "test", "lab")
+
+
+def _pins(deps: list[str]) -> dict[str, str]:
     pins = {}
     for dep in deps:
         name, sep, version = dep.partition("==")
         assert sep, f"{dep!r} is not pinned exactly"
         pins[name.strip().lower()] = version.strip()
     return pins
+
+
+def _project() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+def _pyproject_pins() -> dict[str, str]:
+    """The dependencies' pins and the mirrored groups'; a package in two groups (jupytext, in
+    the book's and the lab's) has one pin."""
+    project = _project()
+    pins = _pins(project["dependencies"])
+    for group in MIRRORED:
+        for name, version in _pins(project["optional-dependencies"][group]).items():
+            assert pins.setdefault(name, version) == version, f"{name} pinned twice, differently"
+    return pins
+
+
+def test_every_group_is_pinned_and_the_test_tools_are_no_dependency_of_the_book():
+    groups = _project()["optional-dependencies"]
+    assert set(groups) == {*MIRRORED, "workflows"}
+    for deps in groups.values():
+        _pins(deps)
+    # The test tools are not needed to measure or to build the book.
+    assert not {"pytest", "ruff", "playwright"} & set(_pins(_project()["dependencies"]))
+    assert not {"pytest", "ruff", "playwright"} & set(_pins(groups["book"]))
 
 
 def _environment_pins() -> dict[str, str]:

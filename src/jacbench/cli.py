@@ -104,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fresh", action="store_true", help="discard earlier rows and measure again")
     p.add_argument("--jobs", type=int, help="workers at once (default: the profile's, else 1)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--wait", action="store_true",
+                   help="if another sweep is writing the file, wait for it to end (default: "
+                   "exit with status 2)")  # fmt: skip
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("table", help="print a Markdown table of a results CSV at one N")
@@ -268,7 +271,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         "timeout": args.timeout,
         "threads": args.threads,
     }
-    print(runner.sweep(args.profile, overrides, args.out, args.fresh, args.jobs, args.quiet))
+    print(
+        runner.sweep(
+            args.profile, overrides, args.out, args.fresh, args.jobs, args.quiet, args.wait
+        )
+    )
     return 0
 
 

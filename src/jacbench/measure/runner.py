@@ -7,7 +7,8 @@ simulation baseline is timed against it in pairs, in its own worker and, if one 
 enough, in ratio_processes - 1 more (pyperf's way: the spread between processes shows too); those
 workers time warm calls as well, and the row's warm times pool every worker's, since a process's
 allocator state can put the same call at 15 ms in one worker and 50 ms in the next.
-A rerun skips every case whose key (spec and environment) is already in the file.
+A rerun skips every case whose key (spec and environment) is already in the file; one sweep at a
+time writes a file (store.locked).
 """
 
 from __future__ import annotations
@@ -214,19 +215,32 @@ def summary(row: dict) -> str:
 
 
 def run_sweep(
-    cases: Iterable[Case], out: Path, quiet: bool = False, fresh: bool = False, jobs: int = 1
+    cases: Iterable[Case],
+    out: Path,
+    quiet: bool = False,
+    fresh: bool = False,
+    jobs: int = 1,
+    wait: bool = False,
 ) -> Path:
     """Measure every case not yet in out; write the metadata sidecar; return out.
 
     With jobs > 1, that many workers run at once (give each case threads * jobs <= cores, or
     the cases slow each other down), except that a case whose cap is above half the RAM runs
-    alone (see batches); this process alone writes the rows, one at a time.
+    alone (see batches); this process alone writes the rows, one at a time. Another sweep
+    writing out is a UsageError naming it, or with wait, is waited for (store.locked): two
+    sweeps never measure into one file at once.
     """
     out = Path(out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UsageError(f"cannot write {out}: {e.strerror}") from None
+    with store.locked(out, wait=wait):
+        _sweep_locked(list(cases), out, quiet, fresh, jobs)
+    return out
+
+
+def _sweep_locked(cases: list[Case], out: Path, quiet: bool, fresh: bool, jobs: int) -> None:
     env = environment.environment()
     env_key = environment.fingerprint(env)
     if fresh and out.exists():
@@ -235,7 +249,6 @@ def run_sweep(
         store.check(out)
         store.repair(out)
     done = store.keys(out)
-    cases = list(cases)
     meta = environment.metadata_record(env, cases, jobs, store.COLUMNS)
     store.write_json(store.meta_path(out), meta)
     progress = _Progress(len(cases), quiet)
@@ -265,7 +278,6 @@ def run_sweep(
         raise
     finally:
         progress.close()
-    return out
 
 
 def sweep(
@@ -275,9 +287,11 @@ def sweep(
     fresh: bool = False,
     jobs: int | None = None,
     quiet: bool = False,
+    wait: bool = False,
 ) -> str:
     """The sweep command: a profile's cases (overrides applied) measured into out (default
-    results/NAME.csv); returns a one-line account of the file."""
+    results/NAME.csv), after any other sweep writing it if wait; returns a one-line account of
+    the file."""
     spec = profiles.load_profile(profile)
     cases = profiles.expand(spec, overrides)
     if not cases:
@@ -287,7 +301,7 @@ def sweep(
     jobs = jobs if jobs is not None else int(spec.get("jobs", 1))
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {jobs}")
-    run_sweep(cases, out, quiet=quiet, fresh=fresh, jobs=jobs)
+    run_sweep(cases, out, quiet=quiet, fresh=fresh, jobs=jobs, wait=wait)
     rows = store.read_rows(out)
     counts: dict[str, int] = {}
     for r in rows:

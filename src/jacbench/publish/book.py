@@ -25,6 +25,7 @@ from jacbench.errors import UsageError
 from jacbench.measure import crossover, profiles, runner, store
 from jacbench.publish.execution import BookError, declared, execute, execute_all
 from jacbench.publish.execution import say as _say
+from jacbench.publish.parameters import checkout_root, parse_parameters
 from jacbench.report import dataset
 from jacbench.report.chapters import occasions
 
@@ -189,32 +190,13 @@ def jupyter_book(
     shutil.rmtree(output.parent / "_build", ignore_errors=True)
 
 
-def parse_parameters(pairs: list[list[str]] | None, declared_names: dict) -> dict:
-    """Values given as -p KEY VALUE: numbers and True/False/None as such, the rest as text.
-    UsageError for a name the notebook does not declare."""
-    out = {}
-    for key, text in pairs or []:
-        if key not in declared_names:
-            valid = ", ".join(declared_names) or "none"
-            raise UsageError(f"the notebook has no parameter {key!r}; its parameters: {valid}")
-        value: object = text
-        for kind in (int, float):
-            try:
-                value = kind(text)
-                break
-            except ValueError:
-                pass
-        value = {"True": True, "False": False, "None": None}.get(text, value)
-        out[key] = value
-    return out
-
-
 def run_notebook(name: str, pairs: list[list[str]] | None, out: Path | None = None) -> Path:
-    """Convert notebooks/NAME.md to .ipynb and execute it from the checkout's root with the
-    given parameters (the rest keep the notebook's defaults). Returns the executed notebook."""
+    """Convert notebooks/NAME.md to .ipynb and execute it from the root of the checkout that
+    holds the working folder, with the given parameters (the rest keep the notebook's defaults),
+    each checked against its default's type first. Returns the executed notebook."""
     import papermill
 
-    root = Path(".").resolve()
+    root = checkout_root()
     name = Path(name).stem if name.endswith((".md", ".ipynb")) else name
     if name not in NOTEBOOKS:
         raise UsageError(f"unknown notebook {name!r}; choose one of: {', '.join(NOTEBOOKS)}")

@@ -51,6 +51,10 @@ def load(path: str | Path) -> pd.DataFrame:
         # Whole rows only: a row cut short by a killed run has too few fields.
         df = pd.read_csv(path, dtype={c: "string" for c in store.COLUMNS}, keep_default_na=False)
         df = df[df["key"].fillna("") != ""]
+        # A key found twice (two sweeps wrote the file at once): its last row, as store reads.
+        last = df.drop_duplicates("key", keep="last")
+        store.note_repeats(path, len(df) - len(last))
+        df = last
         # A file written before some columns existed (store.older): they read as blank.
         df = df.reindex(columns=store.COLUMNS, fill_value="")
         df = df.replace("", pd.NA)

@@ -71,15 +71,16 @@ def ynn_sentence(effect: pd.DataFrame) -> str:
     where turning it off makes float32 at least twice as fast and float64 is not slowed as much."""
     f32 = effect[effect["dtype"] == "float32"].dropna(subset=["slowdown"])
     if f32.empty:
-        return ("JAX's per-path second derivatives without YNNPACK were not measured beside the installed build's, so "
-                "the float32 times are left unexplained here.")  # fmt: skip
+        return ("JAX's per-path second derivatives without YNNPACK were not measured beside the "
+                "installed build's, so the float32 times are left unexplained here.")  # fmt: skip
     top = f32.iloc[-1]
     n = int(top["paths"])
     f64 = queries.one(effect, dtype="float64", paths=n)
     said = (
-        f"At N = {formats.count(n)}, JAX's float32 per-path second derivatives take {formats.time(top['ynn_s'])} "
-        f"as jaxlib installs them and {formats.time(top['no_ynn_s'])} with YNNPACK's fusions "
-        f"turned off (XLA's option xla_cpu_experimental_ynn_fusion_type set empty)"
+        f"At N = {formats.count(n)}, JAX's float32 per-path second derivatives take "
+        f"{formats.time(top['ynn_s'])} as jaxlib installs them and "
+        f"{formats.time(top['no_ynn_s'])} with YNNPACK's fusions turned off (XLA's option "
+        f"xla_cpu_experimental_ynn_fusion_type set empty)"
     )
     if f64 is not None and not formats.missing(f64["slowdown"]):
         said += f"; in float64, {formats.time(f64['ynn_s'])} and {formats.time(f64['no_ynn_s'])}"

