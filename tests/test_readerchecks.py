@@ -6,7 +6,9 @@ from jacbench.publish.readerchecks import height_problems, summary_problem, summ
 
 
 def _page(*parts: str) -> str:
-    return "<html><body><article class='bd-article'>" + "".join(parts) + "</article></body></html>"
+    # The theme's own headings stand outside the article: the sidebar's "Contents" before it.
+    head = "<html><body><div class='sidebar'><h2> Contents </h2></div><article class='bd-article'>"
+    return head + "".join(parts) + "</article><h2>Footer</h2></body></html>"
 
 
 H1 = "<section id='c'><h1>The chapter</h1>"
@@ -34,6 +36,14 @@ def test_a_missing_or_late_summary_box_is_reported():
     assert summary_problem("c.html", _page(H1, titled, SECTION)) == "c.html: no 'In short' box"
     plain = "<p>In short</p>"
     assert summary_problem("c.html", _page(H1, plain, SECTION)) == "c.html: no 'In short' box"
+
+
+def test_only_the_articles_headings_and_boxes_count():
+    # A box outside the article is not the chapter's.
+    outside = _page(H1, SECTION).replace("<body>", "<body>" + BOX)
+    assert summary_problem("c.html", outside) == "c.html: no 'In short' box"
+    box_after = "<html><body><article>" + H1 + SECTION + "</article>" + BOX + "</body></html>"
+    assert summary_problem("c.html", box_after) == "c.html: no 'In short' box"
 
 
 def test_the_summary_title_may_be_split_by_markup():

@@ -27,16 +27,22 @@ MAX_FIGURE_HEIGHT = 900
 
 
 class _Opening(HTMLParser):
-    """Where a page's first section heading (h2) and its first "In short" box come, in order."""
+    """Where the article's first section heading (h2) and its first "In short" box come, in
+    order (the theme's headings around the article, "Contents" in the sidebar, left out)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.events: list[str] = []
+        self._article = False
         self._title = 0  # depth inside an admonition's title paragraph
         self._text: list[str] = []
 
     def handle_starttag(self, tag, attrs):
         classes = (dict(attrs).get("class") or "").split()
+        if tag == "article":
+            self._article = True
+        if not self._article:
+            return
         if tag == "h2":
             self.events.append("section")
         elif tag == "p" and "admonition-title" in classes:
@@ -45,6 +51,8 @@ class _Opening(HTMLParser):
             self._title += 1
 
     def handle_endtag(self, tag):
+        if tag == "article":
+            self._article = False
         if not self._title:
             return
         self._title -= 1
