@@ -181,3 +181,46 @@ def test_no_two_line_labels_overlap_in_the_reference_datasets_figure():
                  for i in range(len(boxes)) for j in range(i + 1, len(boxes))
                  if boxes[i].overlaps(boxes[j])]  # fmt: skip
         assert not clash, f"{ax.get_title(loc='left')}: {clash[:3]}"
+
+
+def _saved_size(fig, dpi: int = 150) -> tuple[int, int]:
+    """The PNG's width and height in pixels, saved as the chapter saves it."""
+    import io
+    import struct
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return struct.unpack(">II", buf.getvalue()[16:24])
+
+
+def test_the_main_figure_is_a_two_by_two_grid_on_shared_axes_that_fits_a_screen(df):
+    fig = figures.scaling_grid(df, metric="time", frameworks=list(FRAMEWORKS))
+    fig.canvas.draw()
+    axes = fig.axes
+    assert len(axes) == 4
+    boxes = [ax.get_position() for ax in axes]
+    # PyTorch and TensorFlow side by side on top, JAX and numpy under them.
+    assert boxes[0].x0 < boxes[1].x0 and boxes[2].x0 < boxes[3].x0
+    assert boxes[0].y0 == pytest.approx(boxes[1].y0) and boxes[2].y0 == pytest.approx(boxes[3].y0)
+    assert boxes[0].y0 > boxes[2].y1
+    assert [ax.get_title(loc="left").split(":")[0] for ax in axes] == [
+        "PyTorch", "TensorFlow", "JAX", "numpy"]  # fmt: skip
+    # Shared axes, and one key for the figure rather than one per panel.
+    assert all(ax.get_xlim() == axes[0].get_xlim() for ax in axes)
+    assert all(ax.get_ylim() == axes[0].get_ylim() for ax in axes)
+    assert axes[0].get_shared_x_axes().joined(axes[0], axes[3])
+    assert len(fig.legends) == 1 and not any(ax.get_legend() for ax in axes)
+    # Only the bottom row names the N axis.
+    assert [ax.get_xlabel() for ax in axes] == ["", "", "paths N", "paths N"]
+    # Wider than tall; shown at the 782 px column of a 1280 px screen, at most 900 px tall.
+    width, height = _saved_size(fig)
+    assert width > height and height * 782 / width <= 900
+
+
+def test_three_panels_leave_the_fourth_place_empty_and_show_every_n_axis():
+    fig, panels = figures_scaling.grid(3)
+    assert len(panels) == 3 and len(fig.axes) == 3
+    shown = [ax.xaxis.get_tick_params()["labelbottom"] for ax in panels]
+    assert shown == [False, True, True]  # the top-right panel has none under it
+    fig, panels = figures_scaling.grid(1)
+    assert len(panels) == 1 and panels[0].get_position().width > 0.5

@@ -127,6 +127,8 @@ def test_speedups_against_the_question_program(tmp_path):
     assert jax.startswith("1200× faster than the question's PyTorch program under jemalloc")
     table = question.speedups(df)
     assert list(table["framework"]) == ["PyTorch"] * 3 + ["TensorFlow", "JAX"]
+    # The "In short" box reads the same ratio: 6 s under jemalloc over 10 ms.
+    assert question.over_best(df) == pytest.approx(600)
 
 
 # --- The committed fixture, edited row by row -------------------------------------------------
@@ -308,10 +310,12 @@ def test_the_speedup_against_the_question_program(small):
         "pathwise (the question's program under glibc failed at the 4.0 GiB cap after 13.35 s)"
     )
     assert question.speedup(small, "tensorflow") == formats.NOT_MEASURED
+    assert question.over_best(small) is None
     # Under glibc-mmap it finished in 60 s warm, 20 MiB beyond its inputs: PyTorch's pathwise
     # (8.502 ms, 52,314,112 bytes) is 60 / 0.008502 = 7057× faster with 2.5× the memory; JAX's
     # (9.885 ms, 68,829,184 bytes) 6070× faster with 3.3× the memory.
     df = _torch_at_10k(small, "glibc-mmap", warm_median_s=60.0, peak_over_inputs=20 * MIB)
+    assert question.over_best(df) == pytest.approx(60 / 0.008502, rel=1e-3)
     assert question.speedup(df, "torch") == (
         "pathwise (7057× faster than the question's program under glibc-mmap, "
         "2.5× more memory beyond the inputs)"

@@ -45,6 +45,7 @@ def test_without_the_fix_measured_the_question_program_still_reads_its_fate(smal
     # The fixture has no functional-forward row; the question's program hit the 4 GiB cap at
     # N = 10,000 after 13.35 s.
     assert rec.fix_compare(small) == f"beside the question's call at the same N, it was {NM}."
+    assert rec.fix_times(small) == (None, None, None)
     assert rec.fix_beyond(small) == (
         "At N = 10,000 the question's program stopped at the memory cap (4.0 GiB) after "
         f"13.35 s; the one-argument fix was {NM} at that N."
@@ -66,6 +67,11 @@ def test_the_fix_against_the_question_at_the_largest_n_both_ran(small):
         "to what the process held before it), against 351.2 ms and 235.6 MiB for the question's "
         "call: 82× faster."
     )
+    assert rec.fix_times(df) == (
+        1000,
+        pytest.approx(0.351181, rel=1e-4),
+        pytest.approx(0.004301, rel=1e-3),
+    )
     # At N = 10,000 the fix (the jvp row there) took 20.1 ms and 133,738,496 B.
     assert rec.fix_beyond(df) == (
         "At N = 10,000 the question's program stopped at the memory cap (4.0 GiB) after "
@@ -82,6 +88,7 @@ def test_when_the_question_finishes_at_the_larger_n_the_comparison_moves_there(s
         "against 2.00 s and 1.0 GiB for the question's call: 99× faster."
     )
     assert rec.fix_beyond(df) == "The question's program was tried at no larger N in this build."
+    assert rec.fix_times(df)[:2] == (10_000, 2.0)
 
 
 def test_fate_words_each_outcome(small):

@@ -6,7 +6,9 @@ each: script and console errors, images that did not load, internal links or anc
 nowhere, glued values that render empty or not at all, math that MathJax did not typeset, pages
 whose title or left navigation is wrong, a search that does not find its chapter, and tables
 that do not fit: wider than the content column at the laptop's width, or making the page scroll
-sideways at the phone's (rather than scrolling in their own container).
+sideways at the phone's (rather than scrolling in their own container); a chapter without its
+"In short" box before its first section, a chapter page taller than 12,000 px or a figure
+taller than 900 px at the laptop's width.
 ``screenshots`` saves the landing page and the GBM chapter's main figure at a laptop and a
 phone width for review, and reports a figure wider than the phone without a scroll container.
 Serving and driving Chromium are in ``chromium``, the checks of each page in ``htmlchecks``;

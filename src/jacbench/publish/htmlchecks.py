@@ -1,6 +1,7 @@
 """The checks of a built book's pages: links and anchors, glued values, math, titles,
-the left navigation, the search, and tables that do not fit, each problem one line;
-``check_html`` runs them all.
+the left navigation, the search, tables that do not fit, and (from ``readerchecks``) chapters
+that do not open with their answer, pages too tall to finish and figures taller than a screen,
+each problem one line; ``check_html`` runs them all.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import yaml
 
 from jacbench.errors import UsageError
 from jacbench.publish.chromium import TIMEOUT_MS, VIEWPORTS, Visit, browser, open_page, serve
+from jacbench.publish.readerchecks import height_problems, measure_heights, summary_problems
 
 # Folders of a Sphinx build that hold assets, not pages.
 ASSET_DIRS = ("_static", "_sources", "_images", "_downloads")
@@ -373,9 +375,13 @@ def check_html(
             seen, tab = open_page(context, base + page)
             try:
                 problems += check_page(html, page, base, book, seen)
+                chapter = page.removesuffix(".html") in book.chapters
+                problems += height_problems(page, measure_heights(tab), chapter=chapter)
                 problems += check_tables(tab, page)
             finally:
                 tab.close()
         for query, docname in searches.items():
             problems += check_search(context, base, query, docname)
+    if only is None:
+        problems += summary_problems(html)
     return problems

@@ -25,6 +25,12 @@ class PdfError(BuildStopped):
     """The single page did not render completely (an image, a formula, a script error)."""
 
 
+OPEN_FOLDS = """
+() => document.querySelectorAll('details.sd-dropdown, details.hide.below-input, '
+  + 'details.hide.above-output').forEach(d => { d.open = true; })
+"""
+
+
 def singlehtml(build_dir: Path) -> Path:
     """Build the single-page HTML from the book's staging tree; returns its folder."""
     staging = build_dir / "src"
@@ -69,6 +75,9 @@ def print_pdf(
         if problems:
             tab.close()
             raise PdfError(f"{page} did not render completely:\n" + "\n".join(problems))
+        # Paper has nothing to unfold: what a page folds for the screen (specialist tables and
+        # figures, dropdowns of prose) prints open; code folded above its output stays folded.
+        tab.evaluate(OPEN_FOLDS)
         tab.pdf(
             path=str(pdf),
             format="A4",

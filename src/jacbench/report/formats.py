@@ -92,3 +92,14 @@ def outcome(row: pd.Series | None) -> str:
     if status == "timeout":
         return f"timeout ({row['timeout']:.0f} s)"
     return "error"
+
+
+def listing(items: list[str]) -> str:
+    """Items as a sentence lists them: 'a', 'a and b', 'a, b and c'; '' for none."""
+    items = list(items)
+    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else "".join(items)
+
+
+def fold(x: float) -> str:
+    """A factor as prose writes it: '1,233×' from ten up, '8.5×' below."""
+    return f"{x:,.0f}×" if x >= 10 else f"{x:.1f}×"

@@ -4,7 +4,7 @@ which mode wins on each side of m = n, said once where the frameworks agree."""
 from __future__ import annotations
 
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
-from jacbench.report.chapters.wide import crossover_aspect, crossover_sides
+from jacbench.report.chapters.tall_wide import crossover_aspect, crossover_sides
 
 
 def _listed(parts: list[str]) -> str:

@@ -284,3 +284,32 @@ def vectorized_against_loop(
         r = v / lp
         phrase = f"{r:.1f} times slower" if r >= 1 else f"{1 / r:.1f} times faster"
     return {"vectorized": v, "loop": lp, "phrase": phrase}
+
+
+# --- In short -----------------------------------------------------------------------------------
+
+
+def in_short(paths: int, speedup: float | None, memory_ratio: float | None) -> str:
+    """The chapter's answer at the comparison size: the question's PyTorch program's time over
+    PyTorch's fastest strategy (question_speedup) and TensorFlow's program's memory over its
+    pathwise gradient's (question_memory_over_pathwise); None where either is missing."""
+    if speedup is None:
+        said = f"At N = {paths:,} the question's PyTorch program has no warm time to compare."
+    elif speedup >= 1:
+        said = (f"At N = {paths:,} the fastest PyTorch strategy is {formats.fold(speedup)} "
+                "faster than the question's program.")  # fmt: skip
+    else:
+        said = (f"At N = {paths:,} PyTorch's fastest strategy is no faster than the question's "
+                f"program ({speedup:.2f}× its time).")  # fmt: skip
+    if memory_ratio is not None and memory_ratio >= 1:
+        said += (f" TensorFlow's program needs {formats.fold(memory_ratio)} the memory of its "
+                 "pathwise gradient.")  # fmt: skip
+    elif memory_ratio is not None:
+        said += (f" TensorFlow's program needs less memory than its pathwise gradient "
+                 f"({memory_ratio:.2f}× as much).")  # fmt: skip
+    return (
+        f"{said} Both are reverse mode, N backward sweeps over the whole tape: one after another "
+        "(time grows as N²) or all at once (memory grows as N²). Forward mode and the pathwise "
+        "gradient, which every framework has, make two passes or one; the figures and the costs "
+        "table below measure each strategy against N."
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from jacbench.constants import FRAMEWORK_NAMES
 from jacbench.report import formats, queries
 
 COLUMNS = ["framework", "forward", "reverse", "forward_s", "reverse_s", "forward_peak",
@@ -64,3 +65,30 @@ def against_half_n(ratio, paths: int) -> str:
 def half(paths: int) -> str:
     """N/2 as the prose writes it: '500' for an even N, '500.5' for an odd one."""
     return f"{paths / 2:,.0f}" if paths % 2 == 0 else f"{paths / 2:,.1f}"
+
+
+def in_short(cmp: pd.DataFrame, paths: int) -> str:
+    """The chapter's answer from forward_against_reverse at N = paths: how many times as long
+    each framework's N VJPs took as its two JVPs, set against N/2, the count of passes, and
+    where forward mode was not the faster."""
+    timed = cmp[cmp["ratio"].notna()]
+    if timed.empty:
+        return (f"At N = {paths:,} forward and reverse mode were not both measured in this "
+                "profile.")  # fmt: skip
+    named = [f"{formats.fold(r.ratio)} in {FRAMEWORK_NAMES[r.framework]}"
+             for r in timed.itertuples()]  # fmt: skip
+    said = (
+        f"A tall Jacobian of N outputs and two inputs costs reverse mode N vector-Jacobian "
+        f"products and forward mode two Jacobian-vector products. At N = {paths:,}, the N VJPs, "
+        f"vectorized, took {formats.listing(named)} as long as the two JVPs"
+    )
+    half = paths / 2
+    if (timed["ratio"] < half).all():
+        said += f": less than the N/2 = {half:,.0f} the count of passes predicts, since a "
+        said += "vectorized batch shares its overhead."
+    else:
+        said += f", as the count of passes, N/2 = {half:,.0f}, predicts."
+    slower = [FRAMEWORK_NAMES[r.framework] for r in timed.itertuples() if r.ratio <= 1]
+    if slower:
+        return f"{said} Forward mode was not the faster in {formats.listing(slower)}."
+    return f"{said} Forward mode is the one to use for this shape."

@@ -226,3 +226,51 @@ def _program_label(ref: pd.Series | None) -> str:
     if ref["status"] == "ok":
         return f"{label}: {duration(ref['warm_median_s'])}"
     return f"{label}: {formats.outcome(ref)}"
+
+
+# --- In short -----------------------------------------------------------------------------------
+
+
+def over_best(df: pd.DataFrame, paths: int = QUESTION_N) -> float | None:
+    """The question's PyTorch program's warm time (under the allocator reference picks) over
+    PyTorch's fastest strategy's at N; None where either did not finish."""
+    best, ref = queries.best(df, "torch", paths), reference(df, "torch", paths)
+    if best is None or ref is None or ref["status"] != "ok":
+        return None
+    return float(ref["warm_median_s"] / best["warm_median_s"])
+
+
+def in_short(
+    paths: int,
+    outcomes: dict[str, str],
+    best: dict[str, tuple[str, float] | None],
+    over_best: float | None,
+) -> str:
+    """The chapter's answer: what became of the question's programs at N (outcomes: PyTorch's
+    under glibc as torch_in_words says it, TensorFlow's under 16 GiB as tensorflow_in_words
+    does), each framework's fastest correct strategy (best: {framework: (name, warm seconds)}
+    or None) and the warm time of the question's PyTorch program under its fastest allocator
+    over PyTorch's fastest strategy's (over_best; None where either did not finish)."""
+    said = (
+        f"At N = {paths:,} the question's PyTorch program, under glibc's allocator: "
+        f"{outcomes['torch']}; its TensorFlow program, under 16 GiB: {outcomes['tensorflow']}."
+    )
+    found = [f"{formats.time(t)} in {FRAMEWORK_NAMES[fw]} ({name})"
+             for fw, found in best.items() if found for name, t in [found]]  # fmt: skip
+    if not found:
+        said += " No other strategy ran correctly at that size."
+    else:
+        said += f" The fastest correct strategy takes {formats.listing(found)}"
+        if over_best is None:
+            said += "."
+        elif over_best >= 1:
+            said += f": {formats.fold(over_best)} faster than the question's PyTorch program"
+            said += " under its fastest allocator."
+        else:
+            said += f": {formats.fold(1 / over_best)} slower than the question's PyTorch program"
+            said += " under its fastest allocator."
+    return (
+        f"{said} Both frameworks' default jacobian is reverse mode, one backward pass per "
+        "output, and there are N outputs; a Jacobian with two inputs wants forward mode (two "
+        "passes) or the pathwise gradient (one)."
+    )

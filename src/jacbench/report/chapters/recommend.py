@@ -66,6 +66,16 @@ def fix_compare(df: pd.DataFrame) -> str:
     )
 
 
+def fix_times(df: pd.DataFrame) -> tuple[int | None, float | None, float | None]:
+    """(N, the question's call's warm time, the fix's) at the largest N where both ran, as
+    fix_compare compares them; (None, None, None) where they never both ran."""
+    n = queries.largest_common(df, "torch", [QUESTION, FIX])
+    if n is None:
+        return None, None, None
+    asked, fixed = _question_and_fix(df)
+    return n, float(_ok_at(asked, n)["warm_median_s"]), float(_ok_at(fixed, n)["warm_median_s"])
+
+
 def fate(row: pd.Series) -> str:
     """What became of the question's program: 'took 2.2 ms and 84.3 MiB', 'stopped at the
     memory cap (8.0 GiB) after 34.47 s', 'ran past its timeout (...)', 'was not started: ...'."""
@@ -357,3 +367,26 @@ def blocked_forms() -> str:
         if names:
             said.append(f"{FRAMEWORK_NAMES[fw]}'s {' and '.join(names)}")
     return "; ".join(said)
+
+
+# --- In short -----------------------------------------------------------------------------------
+
+
+def in_short(paths: int | None, question_s: float | None, fix_s: float | None) -> str:
+    """The chapter's answer: the rule by shape, and the one-argument fix's warm time against the
+    question's call at the largest N where both ran (paths; None where they never both ran)."""
+    rule = (
+        "For a tall Jacobian (many outputs, few inputs) use forward mode, or the pathwise "
+        "gradient where each output has its own copy of the inputs; for a wide one, reverse mode; "
+        "for second derivatives, Hessian-vector products rather than dense Hessians."
+    )
+    fix = 'The smallest fix to the question\'s call is one argument, strategy="forward-mode"'
+    if paths is None or formats.missing(question_s) or formats.missing(fix_s):
+        return f"{rule} {fix}; it was not measured beside the question's call in this profile."
+    ratio = question_s / fix_s
+    pace = (f"{formats.fold(ratio)} faster" if ratio >= 1
+            else f"{formats.fold(1 / ratio)} slower")  # fmt: skip
+    return (
+        f"{rule} {fix}: at N = {paths:,} it takes {formats.time(fix_s)} against "
+        f"{formats.time(question_s)} for the question's call, {pace}."
+    )

@@ -260,3 +260,29 @@ def terminal_sentence(cmp: pd.DataFrame) -> str:
         return "No terminal-only form ran correctly in this build."
     text = "; ".join(said)
     return text[0].upper() + text[1:] + "."
+
+
+def in_short(
+    paths: int, batch: float, predicted: float, slope: float | None, counts: dict[str, int]
+) -> str:
+    """The chapter's answer: at the question's N (paths) a batch of N path-array cotangents
+    (batch, bytes) and pfor's predicted peak (predicted); pfor's fitted memory slope against N
+    (None where unfitted); and vectorized_counts over every loop against its vectorized form."""
+    said = (
+        "Vectorized reverse mode holds its N cotangents at once, each a whole path array: at "
+        f"the question's N = {paths:,} a batch of them is {formats.size(batch)}, and TensorFlow's "
+        f"default (pfor) is predicted to need {formats.size(predicted)}, the question's "
+        "out-of-memory failure."
+    )
+    if slope is not None:
+        grows = "quadratically" if slope >= 1.5 else "less than quadratically"
+        said += f" Measured, pfor's peak grows as N^{slope:.2f}, {grows}."
+    n, faster, more = counts["compared"], counts["faster"], counts["more_memory"]
+    if n:
+        wins = {0: "in none", n: f"in all {n}"}.get(faster, f"in {faster} of {n}")
+        said += (
+            f" Against the loop of VJPs it batches, vectorizing was the faster {wins} of the "
+            f"comparisons and needed more memory in {more}; reverse mode's O(N²M) arithmetic is "
+            "the same either way, and only forward mode avoids it."
+        )
+    return said

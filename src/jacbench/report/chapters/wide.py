@@ -1,19 +1,31 @@
 """Wide Jacobians and Hessians (chapter 5): every strategy at the question's n, the loop of
 gradients against its vectorized forms, create_graph, the Hessians, the per-path Greeks and the
-tall-to-wide crossover, read from the results."""
+tall-to-wide crossover (its functions in chapters.tall_wide, reached here), read from the
+results."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES, FRAMEWORKS
-from jacbench.measure import crossover as tall_to_wide
 from jacbench.problems import moments
 from jacbench.report import formats, queries
+from jacbench.report.chapters.tall_wide import (  # noqa: F401 (the chapter reads them here)
+    OVERHEAD_TOTAL,
+    aspect,
+    aspect_range,
+    aspects,
+    crossover_aspect,
+    crossover_rows,
+    crossover_sides,
+    regime,
+    shapes_total,
+    sides,
+    square_times,
+)
 from jacbench.strategies import registry
 
 # The question's solutions as the prose names them: solution 1, a loop of torch.autograd.grad
@@ -22,9 +34,6 @@ from jacbench.strategies import registry
 LOOP = "grad-loop"
 LOOP_CREATE_GRAPH = "grad-loop-create-graph"
 SOLUTION_2 = "batched-backward"
-# Up to m * n = 2^14 a vectorized call's arithmetic (forward m n^2, reverse m^2 n multiply-adds
-# with the identity basis) stays below a few million multiply-adds: overhead decides.
-OVERHEAD_TOTAL = 2**14
 MOMENTS = "moments"
 
 
@@ -286,97 +295,39 @@ def fastest_hvp(second: pd.DataFrame, n: int) -> pd.Series | None:
     return queries.fastest(queries.where(second, inputs=n, kind="hvp"))
 
 
-# --- the tall-to-wide crossover -------------------------------------------------------------
+# --- In short -----------------------------------------------------------------------------------
 
 
-def crossover_rows(path: str | Path) -> list[dict]:
-    """The crossover rows of the largest total m * n in a crossover file; [] where there is no
-    file."""
-    path = Path(path)
-    return tall_to_wide.largest_total(tall_to_wide.read(path)) if path.exists() else []
-
-
-def _of(rows: list[dict], framework: str | None) -> list[dict]:
-    return [r for r in rows if framework is None or r["framework"] == framework]
-
-
-def aspects(shapes: list[dict]) -> dict[str, float | None]:
-    """Per AD framework, the aspect m / n from which reverse mode beats forward mode at every
-    wider shape (measure.crossover.crossover); None where there is none or no row."""
-    return {fw: tall_to_wide.crossover(_of(shapes, fw)) for fw in AD_FRAMEWORKS}
-
-
-def aspect(a: float | None) -> str:
-    """An aspect as text: 'm / n = 4', 'm / n = 1/16', or 'no shape (forward mode stays as fast
-    or faster)' for None."""
-    if a is None:
-        return "no shape (forward mode stays as fast or faster)"
-    return f"m / n = {a:g}" if a >= 1 else f"m / n = 1/{1 / a:g}"
-
-
-def crossover_aspect(shapes: list[dict], framework: str) -> str:
-    """Where reverse mode starts to win for good in a framework, 'm / n = 1/4'; NOT_MEASURED
-    where the framework has no crossover row."""
-    rows = _of(shapes, framework)
-    return aspect(tall_to_wide.crossover(rows)) if rows else formats.NOT_MEASURED
-
-
-def crossover_sides(rows: list[dict], framework: str | None = None) -> str:
-    """On which side of m = n each mode wins, counted over the shapes (of a framework, where
-    given) where both modes ran: 'reverse mode is faster at 4 of the 4 wide shapes (m < n),
-    forward mode at 3 of the 4 tall ones (m > n)'; NOT_MEASURED where no shape has both."""
-    by_shape: dict[tuple[int, int], dict[str, float]] = {}
-    for r in _of(rows, framework):
-        if r.get("status", "ok") == "ok":
-            by_shape.setdefault((r["outputs"], r["inputs"]), {})[r["mode"]] = r["warm_median_s"]
-    both = {s: t for s, t in by_shape.items() if "forward" in t and "reverse" in t}
-    if not both:
-        return formats.NOT_MEASURED
-    wide = [t["reverse"] < t["forward"] for (m, n), t in both.items() if m < n]
-    tall = [t["forward"] < t["reverse"] for (m, n), t in both.items() if m > n]
-    return (
-        f"reverse mode is faster at {sum(wide)} of the {len(wide)} wide shapes (m < n), "
-        f"forward mode at {sum(tall)} of the {len(tall)} tall ones (m > n)"
-    )
-
-
-def shapes_total(shapes: list[dict]) -> int | None:
-    """The total m * n every crossover shape holds; None where there is no shape or several
-    totals."""
-    totals = {r["outputs"] * r["inputs"] for r in shapes}
-    return totals.pop() if len(totals) == 1 else None
-
-
-def aspect_range(shapes: list[dict]) -> str:
-    """The aspects measured, tall to wide: 'from m / n = 64 to m / n = 1/64'; NOT_MEASURED
-    where no shape ran."""
-    measured_aspects = sorted({r["outputs"] / r["inputs"] for r in shapes if r["status"] == "ok"})
-    if not measured_aspects:
-        return formats.NOT_MEASURED
-    return f"from {aspect(measured_aspects[-1])} to {aspect(measured_aspects[0])}"
-
-
-def square_times(shapes: list[dict]) -> str:
-    """The square shape's time in its faster mode, per framework: '691 µs in PyTorch, 605 µs in
-    JAX'; NOT_MEASURED where no square shape ran."""
-    square: dict[str, float] = {}
-    for r in shapes:
-        if r["status"] == "ok" and r["outputs"] == r["inputs"]:
-            fw = r["framework"]
-            square[fw] = min(square.get(fw, float("inf")), r["warm_median_s"])
-    times = [f"{formats.time(square[fw])} in {FRAMEWORK_NAMES[fw]}"
-             for fw in AD_FRAMEWORKS if fw in square]  # fmt: skip
-    return ", ".join(times) or formats.NOT_MEASURED
-
-
-def regime(total: int | None) -> str:
-    """Whether per-call overhead or arithmetic decides at a total m * n: 'small: ...' up to
-    OVERHEAD_TOTAL, 'large enough that ...' above; NOT_MEASURED for None."""
-    if total is None:
-        return formats.NOT_MEASURED
-    if total <= OVERHEAD_TOTAL:
-        return (
-            "small: at this size per-call overhead, not arithmetic, decides which mode is "
-            "faster, so the crossover below says little about the rule"
-        )
-    return "large enough that the arithmetic of the slower mode dominates its per-call overhead"
+def in_short(
+    n: int,
+    best: dict[str, tuple[str, float] | None],
+    dense_bytes: str,
+    hvp: tuple[str, float] | None,
+    counted: tuple[int, int, int, int] | None,
+) -> str:
+    """The chapter's answer: each framework's fastest AD strategy at the question's n (best:
+    {framework: (name, warm seconds)} or None), a dense Hessian's size there (dense_bytes, as
+    dense_hessian_size writes it), the fastest Hessian-vector product ((name, seconds) or None)
+    and the crossover's sides counted over every framework (sides' four counts, or None)."""
+    found = [f"{formats.time(t)} in {FRAMEWORK_NAMES[fw]} ({name})"
+             for fw, found in best.items() if found for name, t in [found]]  # fmt: skip
+    said = "Three outputs and many inputs make a wide Jacobian, the shape reverse mode is for"
+    if found:
+        said += f": at the question's n = {n:,} the fastest takes {formats.listing(found)}."
+    else:
+        said += f"; no strategy ran correctly at the question's n = {n:,}."
+    said += f" A dense Hessian would hold {dense_bytes} there"
+    if hvp:
+        said += f"; a Hessian-vector product never forms it ({hvp[0]}: {formats.time(hvp[1])})."
+    else:
+        said += "."
+    if counted is not None:
+        wide, wide_n, tall, tall_n = counted
+        if wide == wide_n and tall == tall_n:
+            said += (f" Across shapes of one size, reverse mode won all {wide_n} wide ones and "
+                     f"forward mode all {tall_n} tall ones: pick the smaller side.")  # fmt: skip
+        else:
+            said += (f" Across shapes of one size, reverse mode won {wide} of {wide_n} wide ones "
+                     f"and forward mode {tall} of {tall_n} tall ones, so the smaller side is a "
+                     "rule of thumb that per-call overhead moves.")  # fmt: skip
+    return said

@@ -1,4 +1,5 @@
-"""The GBM chapter's scaling figures: time and memory against N, one panel per framework.
+"""The GBM chapter's scaling figures: time and memory against N, one panel per framework, the
+panels side by side in pairs.
 
 Every strategy belongs to one family, read from its registry record, and each family has one
 colour in every panel of every chapter: loop, vectorized and chunked reverse mode, forward
@@ -262,24 +263,47 @@ def scaling(df: pd.DataFrame, framework: str, metric: str = "time",
     return ax
 
 
+def grid(count: int, extra_height: float = 1.4, share: bool = True):
+    """A figure of count panels side by side in pairs (a 2 × 2 grid for four), on shared axes
+    where share, each panel as wide and tall as a figure of its own; extra_height is room for a
+    key below. Returns the figure and its panels, one per count (a panel left over is removed,
+    and the one above it shows its N axis)."""
+    cols = 2 if count > 1 else 1
+    rows = -(-max(count, 1) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(SCALING_WIDTH * cols,
+                             PANEL_HEIGHT * rows + extra_height), sharex=share, sharey=share,
+                             squeeze=False)  # fmt: skip
+    flat = list(axes.ravel())
+    for ax in flat[max(count, 1) :]:
+        fig.delaxes(ax)
+    panels = flat[: max(count, 1)]
+    for k, ax in enumerate(panels):
+        if share and k + cols < len(panels):  # a panel under it shows the N axis
+            ax.xaxis.set_tick_params(labelbottom=False)
+        else:
+            ax.xaxis.set_tick_params(labelbottom=True)
+    return fig, panels
+
+
 def scaling_grid(df: pd.DataFrame, metric: str = "time", frameworks=None,
                  dtype: str = "float32", allocator: str = "glibc",
                  title: str | None = None):  # fmt: skip
-    """One panel per framework, stacked, on the same axes limits, with one key below (and a
-    title above, if given)."""
+    """One panel per framework, side by side in a 2 × 2 grid (for four) at page width, on shared
+    axes, with one key below (and a title above, if given)."""
     style()
     frameworks = [f for f in (frameworks or registry.FRAMEWORKS)
                   if len(_rows(df, f, dtype, allocator))]  # fmt: skip
     rows = [r for f in frameworks for r in records(_rows(df, f, dtype, allocator))]
     xs, ys = _extent(rows, metric)
     xlim, ylim = _limits(xs), _limits(ys)
-    fig, axes = plt.subplots(len(frameworks) or 1, 1, figsize=(SCALING_WIDTH,
-                             PANEL_HEIGHT * max(len(frameworks), 1) + 1.4))  # fmt: skip
+    fig, axes = grid(len(frameworks))
     failed, families, labels = set(), set(), []
     if not frameworks:
-        np.atleast_1d(axes)[0].text(0.5, 0.5, "not measured in this profile", ha="center")
-    for ax, fw in zip(np.atleast_1d(axes), frameworks, strict=False):
+        axes[0].text(0.5, 0.5, "not measured in this profile", ha="center")
+    for k, (ax, fw) in enumerate(zip(axes, frameworks, strict=False)):
         seen, anchors = _panel(ax, df, fw, metric, None, dtype, allocator, True, xlim, ylim)
+        if k + 2 < len(frameworks):  # the panel under it names the axis
+            ax.set_xlabel("")
         failed |= seen
         labels.append((ax, anchors))
         families |= {family(fw, n) for n in {r["strategy"] for r in rows if r["framework"] == fw}}

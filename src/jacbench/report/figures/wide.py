@@ -27,7 +27,8 @@ def wide_scaling(rows_of, title: str, frameworks=AD_FRAMEWORKS,
     on the model's prediction, at the top of the panel. ``reference`` rows (the closed form)
     are a dotted black line in every panel."""
     style()
-    fig, axes = plt.subplots(len(frameworks), 1, figsize=(WIDTH, 3.0 * len(frameworks)),
+    # 2.3 inches a panel: three stacked fit a laptop's screen (about 780 px).
+    fig, axes = plt.subplots(len(frameworks), 1, figsize=(WIDTH, 2.3 * len(frameworks)),
                              sharex=True)  # fmt: skip
     for ax, fw in zip(np.atleast_1d(axes), frameworks, strict=True):
         rows = rows_of(fw)

@@ -1,0 +1,121 @@
+"""The tall-to-wide crossover (chapter 5): where reverse mode starts to beat forward mode as a
+Jacobian of a fixed total m * n turns from tall to wide, read from the crossover rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
+from jacbench.measure import crossover as tall_to_wide
+from jacbench.report import formats
+
+# Up to m * n = 2^14 a vectorized call's arithmetic (forward m n^2, reverse m^2 n multiply-adds
+# with the identity basis) stays below a few million multiply-adds: overhead decides.
+OVERHEAD_TOTAL = 2**14
+
+
+# --- the tall-to-wide crossover -------------------------------------------------------------
+
+
+def crossover_rows(path: str | Path) -> list[dict]:
+    """The crossover rows of the largest total m * n in a crossover file; [] where there is no
+    file."""
+    path = Path(path)
+    return tall_to_wide.largest_total(tall_to_wide.read(path)) if path.exists() else []
+
+
+def _of(rows: list[dict], framework: str | None) -> list[dict]:
+    return [r for r in rows if framework is None or r["framework"] == framework]
+
+
+def aspects(shapes: list[dict]) -> dict[str, float | None]:
+    """Per AD framework, the aspect m / n from which reverse mode beats forward mode at every
+    wider shape (measure.crossover.crossover); None where there is none or no row."""
+    return {fw: tall_to_wide.crossover(_of(shapes, fw)) for fw in AD_FRAMEWORKS}
+
+
+def aspect(a: float | None) -> str:
+    """An aspect as text: 'm / n = 4', 'm / n = 1/16', or 'no shape (forward mode stays as fast
+    or faster)' for None."""
+    if a is None:
+        return "no shape (forward mode stays as fast or faster)"
+    return f"m / n = {a:g}" if a >= 1 else f"m / n = 1/{1 / a:g}"
+
+
+def crossover_aspect(shapes: list[dict], framework: str) -> str:
+    """Where reverse mode starts to win for good in a framework, 'm / n = 1/4'; NOT_MEASURED
+    where the framework has no crossover row."""
+    rows = _of(shapes, framework)
+    return aspect(tall_to_wide.crossover(rows)) if rows else formats.NOT_MEASURED
+
+
+def sides(rows: list[dict], framework: str | None = None) -> tuple[int, int, int, int] | None:
+    """Counted over the shapes (of a framework, where given) where both modes ran: (wide shapes
+    where reverse mode is faster, wide shapes, tall shapes where forward mode is, tall shapes);
+    None where no shape has both."""
+    by_shape: dict[tuple[int, int], dict[str, float]] = {}
+    for r in _of(rows, framework):
+        if r.get("status", "ok") == "ok":
+            by_shape.setdefault((r["outputs"], r["inputs"]), {})[r["mode"]] = r["warm_median_s"]
+    both = {s: t for s, t in by_shape.items() if "forward" in t and "reverse" in t}
+    if not both:
+        return None
+    wide = [t["reverse"] < t["forward"] for (m, n), t in both.items() if m < n]
+    tall = [t["forward"] < t["reverse"] for (m, n), t in both.items() if m > n]
+    return sum(wide), len(wide), sum(tall), len(tall)
+
+
+def crossover_sides(rows: list[dict], framework: str | None = None) -> str:
+    """On which side of m = n each mode wins, counted over the shapes (of a framework, where
+    given) where both modes ran: 'reverse mode is faster at 4 of the 4 wide shapes (m < n),
+    forward mode at 3 of the 4 tall ones (m > n)'; NOT_MEASURED where no shape has both."""
+    counted = sides(rows, framework)
+    if counted is None:
+        return formats.NOT_MEASURED
+    wide, wide_n, tall, tall_n = counted
+    return (
+        f"reverse mode is faster at {wide} of the {wide_n} wide shapes (m < n), "
+        f"forward mode at {tall} of the {tall_n} tall ones (m > n)"
+    )
+
+
+def shapes_total(shapes: list[dict]) -> int | None:
+    """The total m * n every crossover shape holds; None where there is no shape or several
+    totals."""
+    totals = {r["outputs"] * r["inputs"] for r in shapes}
+    return totals.pop() if len(totals) == 1 else None
+
+
+def aspect_range(shapes: list[dict]) -> str:
+    """The aspects measured, tall to wide: 'from m / n = 64 to m / n = 1/64'; NOT_MEASURED
+    where no shape ran."""
+    measured_aspects = sorted({r["outputs"] / r["inputs"] for r in shapes if r["status"] == "ok"})
+    if not measured_aspects:
+        return formats.NOT_MEASURED
+    return f"from {aspect(measured_aspects[-1])} to {aspect(measured_aspects[0])}"
+
+
+def square_times(shapes: list[dict]) -> str:
+    """The square shape's time in its faster mode, per framework: '691 µs in PyTorch, 605 µs in
+    JAX'; NOT_MEASURED where no square shape ran."""
+    square: dict[str, float] = {}
+    for r in shapes:
+        if r["status"] == "ok" and r["outputs"] == r["inputs"]:
+            fw = r["framework"]
+            square[fw] = min(square.get(fw, float("inf")), r["warm_median_s"])
+    times = [f"{formats.time(square[fw])} in {FRAMEWORK_NAMES[fw]}"
+             for fw in AD_FRAMEWORKS if fw in square]  # fmt: skip
+    return ", ".join(times) or formats.NOT_MEASURED
+
+
+def regime(total: int | None) -> str:
+    """Whether per-call overhead or arithmetic decides at a total m * n: 'small: ...' up to
+    OVERHEAD_TOTAL, 'large enough that ...' above; NOT_MEASURED for None."""
+    if total is None:
+        return formats.NOT_MEASURED
+    if total <= OVERHEAD_TOTAL:
+        return (
+            "small: at this size per-call overhead, not arithmetic, decides which mode is "
+            "faster, so the crossover below says little about the rule"
+        )
+    return "large enough that the arithmetic of the slower mode dominates its per-call overhead"
