@@ -86,8 +86,8 @@ def test_the_fixtures_method_stopped_by_a_skip(small):
 def test_where_the_hessians_themselves_exceed_the_cap(small):
     # At n = 100,000 one Hessian is 4e10 B (37.3 GiB), three 111.8 GiB, over the 4 GiB cap.
     assert dh.dense_limit(small) == (
-        "The smallest n at which a dense Hessian method of this build did not finish is "
-        "100,000: one output's Hessian there is 37.3 GiB in float32, all three 111.8 GiB, and "
+        "Dense Hessians first failed to finish at n = 100,000, where one "
+        "output's Hessian is 37.3 GiB in float32, all three 111.8 GiB, and "
         "the memory cap was 4.0 GiB."
     )
     assert dh.dense_verdict(small) == (
@@ -110,8 +110,8 @@ def test_where_the_hessians_would_fit_but_the_methods_did_not(small):
     # At n = 10,000 one Hessian is 4e8 B (381.5 MiB), three 1.1 GiB, under the 8 GiB cap.
     df = built(small)
     assert dh.dense_limit(df) == (
-        "The smallest n at which a dense Hessian method of this build did not finish is "
-        "10,000: one output's Hessian there is 381.5 MiB in float32, all three 1.1 GiB, and "
+        "Dense Hessians first failed to finish at n = 10,000, where one "
+        "output's Hessian is 381.5 MiB in float32, all three 1.1 GiB, and "
         "the memory cap was 8.0 GiB."
     )
     assert dh.dense_verdict(df) == (

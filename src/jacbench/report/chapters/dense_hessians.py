@@ -30,8 +30,8 @@ def counted(finished: pd.DataFrame) -> bool:
 
 
 def dense_limit(df: pd.DataFrame) -> str:
-    """'The smallest n at which a dense Hessian method of this build did not finish is 10,000:
-    one output's Hessian there is 381.5 MiB in float32, all three 1.1 GiB, and the memory cap
+    """'Dense Hessians first failed to finish at n = 10,000, where one output's Hessian is
+    381.5 MiB in float32, all three 1.1 GiB, and the memory cap
     was 8.0 GiB.'; or that every method finished, up to the largest n."""
     dense = dense_rows(df)
     stopped, finished = dense[dense["status"] != "ok"], dense[dense["status"] == "ok"]
@@ -39,8 +39,8 @@ def dense_limit(df: pd.DataFrame) -> str:
         n = int(stopped["inputs"].min())
         cap = stopped.loc[stopped["inputs"] == n, "mem_cap"].min()
         return (
-            f"The smallest n at which a dense Hessian method of this build did not finish is "
-            f"{n:,}: one output's Hessian there is {formats.size(hessian_bytes(n))} in float32, "
+            f"Dense Hessians first failed to finish at n = {n:,}, where one output's Hessian "
+            f"is {formats.size(hessian_bytes(n))} in float32, "
             f"all three {formats.size(3 * hessian_bytes(n))}, and the memory cap was "
             f"{formats.size(cap)}."
         )
