@@ -196,6 +196,15 @@ def test_the_loop_verdict_follows_which_is_faster_by_more_than_the_noise(small):
     assert "not measured at n = 100,000" in wide_loop.loop_advice({}, N)
 
 
+def test_the_fastest_is_one_a_recommendation_may_pick(small):
+    # The loop that records a graph it never uses ran fastest: it is not the fastest named.
+    times = {"grad-loop-create-graph": 0.0010, "grad-loop": 0.0015, "jacrev": 0.0020}
+    df = _timed(small, "torch", times)
+    assert wide.fastest_by_framework(df, N)["torch"]["strategy"] == "grad-loop"
+    df = _timed(small, "torch", {**times, "jacrev": 0.0012})
+    assert wide.fastest_by_framework(df, N)["torch"]["strategy"] == "jacrev"
+
+
 def test_the_loop_verdict_reads_only_rows_that_ran_at_n(small):
     # A vectorized form at its memory cap is left out; one at another n is not read.
     df = _moments(small, "torch", {"grad-loop": 0.001, "jacrev": None, "batched-backward": 0.003})

@@ -83,11 +83,18 @@ def in_short(cmp: pd.DataFrame, paths: int) -> str:
         f"vectorized, took {formats.listing(named)} as long as the two JVPs"
     )
     half = paths / 2
-    if (timed["ratio"] < half).all():
+    near = ((timed["ratio"] >= half / 2) & (timed["ratio"] <= 2 * half)).all()
+    if near:
+        said += f", within a factor of two of N/2 = {half:,.0f}, the count of passes."
+    elif (timed["ratio"] < half).all():
         said += f": less than the N/2 = {half:,.0f} the count of passes predicts, since a "
         said += "vectorized batch shares its overhead."
+    elif (timed["ratio"] > half).all():
+        said += f": more than the N/2 = {half:,.0f} the count of passes predicts, since the "
+        said += "batch's N cotangents cost memory traffic that two JVPs do not."
     else:
-        said += f", as the count of passes, N/2 = {half:,.0f}, predicts."
+        said += f"; the count of passes gives N/2 = {half:,.0f}, and the frameworks fall on "
+        said += "both sides of it: a VJP and a JVP each cost their own multiple of the function."
     slower = [FRAMEWORK_NAMES[r.framework] for r in timed.itertuples() if r.ratio <= 1]
     if slower:
         return f"{said} Forward mode was not the faster in {formats.listing(slower)}."

@@ -264,11 +264,11 @@ def in_short(
         if over_best is None:
             said += "."
         elif over_best >= 1:
-            said += f": {formats.fold(over_best)} faster than the question's PyTorch program"
-            said += " under its fastest allocator."
+            said += f"; PyTorch's is {formats.fold(over_best)} faster than the question's PyTorch"
+            said += " program under its fastest allocator."
         else:
-            said += f": {formats.fold(1 / over_best)} slower than the question's PyTorch program"
-            said += " under its fastest allocator."
+            said += f"; PyTorch's is {formats.fold(1 / over_best)} slower than the question's"
+            said += " PyTorch program under its fastest allocator."
     return (
         f"{said} Both frameworks' default jacobian is reverse mode, one backward pass per "
         "output, and there are N outputs; a Jacobian with two inputs wants forward mode (two "

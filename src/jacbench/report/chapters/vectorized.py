@@ -279,10 +279,12 @@ def in_short(
         said += f" Measured, pfor's peak grows as N^{slope:.2f}, {grows}."
     n, faster, more = counts["compared"], counts["faster"], counts["more_memory"]
     if n:
-        wins = {0: "in none", n: f"in all {n}"}.get(faster, f"in {faster} of {n}")
+        wins = {0: f"in none of the {n} comparisons", n: f"in all {n} comparisons"}.get(
+            faster, f"in {faster} of the {n} comparisons"
+        )
         said += (
-            f" Against the loop of VJPs it batches, vectorizing was the faster {wins} of the "
-            f"comparisons and needed more memory in {more}; reverse mode's O(N²M) arithmetic is "
+            f" Against the loop of VJPs it batches, vectorizing was the faster {wins} and "
+            f"needed more memory in {more}; reverse mode's O(N²M) arithmetic is "
             "the same either way, and only forward mode avoids it."
         )
     return said

@@ -106,9 +106,10 @@ def strategies_at(df: pd.DataFrame, n: int) -> pd.DataFrame:
 
 
 def fastest_by_framework(df: pd.DataFrame, n: int) -> dict[str, pd.Series | None]:
-    """Each AD framework's fastest correct strategy at n (warm median; of equals, the first by
-    name), None where none ran."""
-    rows = queries.wide(df, inputs=n, target="strategy")
+    """Each AD framework's fastest correct strategy at n that a recommendation may pick (warm
+    median; of equals, the first by name; not the loop that records a graph it never uses),
+    None where none ran."""
+    rows = queries.candidates(queries.wide(df, inputs=n, target="strategy"))
     return {fw: queries.fastest(queries.where(rows, framework=fw)) for fw in AD_FRAMEWORKS}
 
 
