@@ -125,8 +125,26 @@ def test_speedups_against_the_question_program(tmp_path):
     assert tf == "the question's program failed at the 16.0 GiB cap after 3 min 20 s"
     jax = question.against(queries.best(df, "jax", 10_000), question.reference(df, "jax"), "jax")
     assert jax.startswith("1200× faster than the question's PyTorch program under jemalloc")
+    # Every pick is pathwise (10, 20 and 5 ms); beyond the inputs (210 MiB before the first
+    # call) it holds 20, 20 and 30 MiB against the program's 50 (glibc-mmap) and 190 (jemalloc).
     table = question.speedups(df)
-    assert list(table["framework"]) == ["PyTorch"] * 3 + ["TensorFlow", "JAX"]
+    assert list(table.columns) == ["framework", "fastest strategy", "the question's program",
+                                   "the fastest against it"]  # fmt: skip
+    assert table.values.tolist() == [
+        ["PyTorch", "pathwise", "PyTorch, glibc: memory cap (8.0 GiB)",
+         "the question's program under glibc failed at the 8.0 GiB cap after 1 min 20 s"],
+        ["PyTorch", "pathwise", "PyTorch, glibc-mmap: 1 min 0 s",
+         "6000× faster than the question's program under glibc-mmap, 2.5× less memory beyond "
+         "the inputs"],
+        ["PyTorch", "pathwise", "PyTorch, jemalloc: 6.00 s",
+         "600× faster than the question's program under jemalloc, 9.5× less memory beyond the "
+         "inputs"],
+        ["TensorFlow", "pathwise", "TensorFlow, 16.0 GiB cap: memory cap (16.0 GiB)",
+         "the question's program failed at the 16.0 GiB cap after 3 min 20 s"],
+        ["JAX", "pathwise", "PyTorch, jemalloc: 6.00 s",
+         "1200× faster than the question's PyTorch program under jemalloc, 6.3× less memory "
+         "beyond the inputs"],
+    ]  # fmt: skip
 
 
 # --- The committed fixture, edited row by row -------------------------------------------------
