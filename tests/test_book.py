@@ -39,7 +39,7 @@ def test_every_chapter_is_one_notebook_stored_as_text():
 @pytest.mark.slow  # executes a notebook (about 10 s each)
 @pytest.mark.parametrize("name", book.NOTEBOOKS)
 def test_each_notebook_runs_alone_on_the_small_fixture(name, small_results, tmp_path, monkeypatch):
-    """The analysis of every chapter, tested without a sweep: the committed 49-row fixture
+    """The analysis of every chapter, tested without a sweep: the committed 51-row fixture
     lacks most cases, so each chapter must say what was not measured rather than fail."""
     monkeypatch.chdir(ROOT)
     out = book.run_notebook(name, [["results", str(small_results)]], tmp_path / f"{name}.ipynb")
