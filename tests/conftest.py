@@ -23,8 +23,10 @@ def cases() -> dict[str, gbm.GBMCase]:
 
 @pytest.fixture(scope="session")
 def small_results() -> Path:
-    """The committed 49-row results fixture (rows of a quick sweep), its metadata and crossover
-    rows beside it: the chapters' computations are tested on it without a sweep."""
+    """The committed 51-row results fixture (49 rows of a quick sweep and 2 written by hand:
+    PyTorch's jvp under jemalloc and its jacfwd in float64 at N = 1,000, each faster than any
+    float32 glibc row there), its metadata and crossover rows beside it: the chapters'
+    computations are tested on it without a sweep."""
     return Path(__file__).parent / "data" / "results-small.csv"
 
 

@@ -161,11 +161,11 @@ def test_block_paths_fit_the_budget_and_the_streams_groups():
             more = b + step
             assert memory_model.BLOCK_ARRAYS * 53 * more * itemsize > budget * 2**20
     assert memory_model.block_paths(1000, 52, "float32", 256) == 1000
-    assert memory_model.block_paths(10**6, 52, "float32", 1) == 2**20 // (
-        memory_model.BLOCK_ARRAYS * 53 * 4
-    )
+    # 16 arrays of 53 float32 values a path: 3,392 bytes. 1 MiB holds 309 paths (below one
+    # group: not rounded); 64 MiB holds 19,784, rounded down to one group of 16,384.
+    assert memory_model.block_paths(10**6, 52, "float32", 1) == 309
     case = _streamed(10**6, chunk_size=64)
-    assert blocked.block_size(case) == memory_model.block_paths(10**6, 52, "float32", 64)
+    assert blocked.block_size(case) == 16_384
     assert blocked.block_size(case, 1234) == 1234
     with pytest.raises(ValueError, match="at least 1"):
         blocked.block_size(case, 0)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from jacbench.cli import main
+from jacbench.constants import TOLERANCE
 from jacbench.problems import gbm
 
 
@@ -28,8 +29,11 @@ def test_strategies_table_lists_every_strategy(capsys):
     from jacbench.strategies.registry import STRATEGIES
 
     assert main(["strategies"]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == len(STRATEGIES) + 1
+    header, *lines = capsys.readouterr().out.splitlines()
+    assert header.split()[:3] == ["framework", "name", "mode"]
+    # One line per strategy, in the registry's order, with its framework, name and mode.
+    listed = [tuple(line.split()[:3]) for line in lines]
+    assert listed == [(s.framework, s.name, s.mode) for s in STRATEGIES]
 
 
 def test_jacobian_writes_arrays_and_reports_error(tmp_path):
@@ -51,11 +55,16 @@ def test_sizes_accept_every_notation(written, capsys):
     assert "N=300 M=10" in capsys.readouterr().out
 
 
-def test_jacobian_through_a_framework(tmp_path):
+def test_jacobian_through_a_framework_matches_the_closed_form(tmp_path):
     out = tmp_path / "j.npz"
     proc = _run("jacobian", "--framework", "torch", "--strategy", "pathwise", "--output", str(out))
     assert proc.returncode == 0, proc.stderr
-    assert np.load(out)["jacobian"].shape == (1000, 2)
+    assert "torch/pathwise" in proc.stdout and "max relative error" in proc.stdout
+    # The defaults: N = 1,000 paths, M = 52 steps, float32.
+    case = gbm.make_case(gbm.GBMParams())
+    jacobian = np.load(out)["jacobian"]
+    assert jacobian.shape == (1000, 2) and jacobian.dtype == np.float32
+    assert gbm.jacobian_error(case, jacobian) < TOLERANCE["float32"]
 
 
 BAD = [

@@ -1,4 +1,4 @@
-"""The scaling figures' strategy families, on the 49-row fixture (no sweep, no book build); the
+"""The scaling figures' strategy families, on the 51-row fixture (no sweep, no book build); the
 price of compilation's numbers are tested in tests/chapters/test_gbm.py."""
 
 from pathlib import Path

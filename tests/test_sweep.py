@@ -96,6 +96,40 @@ def test_killed_sweep_rerun_has_every_case_once(tmp_path):
     assert len({r["key"] for r in rows}) == 6
 
 
+HEADER = b"key,env,framework,strategy,status\n"
+
+
+@pytest.mark.parametrize(
+    ("written", "kept"),
+    [
+        (HEADER + b"a,e,jax,jvp,ok\nb,e,jax,jac", HEADER + b"a,e,jax,jvp,ok\n"),  # torn last line
+        (HEADER + b"a,e,jax,jvp,ok\n", HEADER + b"a,e,jax,jvp,ok\n"),  # whole: left as it is
+        (HEADER, HEADER),  # the header alone
+        (b"key,env,fram", b""),  # torn in the header: nothing whole is left
+        (b"", b""),  # empty
+    ],
+    ids=["torn-row", "whole", "header-only", "torn-header", "empty"],
+)
+def test_repair_cuts_a_torn_last_line_back_to_the_last_newline(tmp_path, written, kept):
+    path = tmp_path / "r.csv"
+    path.write_bytes(written)
+    store.repair(path)
+    assert path.read_bytes() == kept
+
+
+def test_repair_leaves_a_missing_file_missing_and_a_repaired_file_takes_rows(tmp_path):
+    path = tmp_path / "r.csv"
+    store.repair(path)
+    assert not path.exists()
+    row = {"key": "k1", "env": "e", "framework": "jax", "strategy": "jvp", "status": "ok"}
+    store.append_row(path, row)
+    with open(path, "a") as f:
+        f.write("k2,e,jax,ja")
+    store.repair(path)
+    store.append_row(path, row | {"key": "k3"})
+    assert [r["key"] for r in store.read_rows(path)] == ["k1", "k3"]
+
+
 def test_profiles_are_data_and_expand():
     assert {"quick", "standard", "full"} <= set(profiles.profile_names())
     quick = profiles.expand(profiles.load_profile("quick"))

@@ -17,11 +17,12 @@ PAIRS = {
 }
 
 
-def mask(df, framework, strategy, paths=1000, allocator="glibc"):
+def mask(df, framework, strategy, paths=1000, allocator="glibc", dtype="float32"):
     """The fixture's GBM strategy rows of one case, picked with plain pandas."""
     return (
         (df["problem"] == "gbm") & (df["target"] == "strategy") & (df["framework"] == framework)
         & (df["strategy"] == strategy) & (df["paths"] == paths) & (df["allocator"] == allocator)
+        & (df["dtype"] == dtype)
     ).fillna(False)  # fmt: skip
 
 

@@ -64,7 +64,7 @@ def test_the_second_occasion_is_read_only_beside_the_reference_dataset(small_res
     assert occasions.second_occasion(reference) is None  # no second file yet
     shutil.copy(small_results, tmp_path / occasions.SECOND)
     second = occasions.second_occasion(reference)
-    assert second is not None and len(second) == 49
+    assert second is not None and len(second) == 51
     shutil.copy(small_results, tmp_path / "efficient.csv")  # beside a file of another name
     assert occasions.second_occasion(tmp_path / "efficient.csv") is None
 
@@ -81,7 +81,7 @@ def test_a_book_stages_the_second_occasion_beside_the_reference_only(small_resul
         ".meta.json"))  # fmt: skip
     staged = book.stage_data(reference, tmp_path / "staging", root)
     second = occasions.second_occasion(tmp_path / "staging" / staged)
-    assert second is not None and len(second) == 49
+    assert second is not None and len(second) == 51
     # A book from another file stages no second occasion.
     other = root / "mine.csv"
     shutil.copy(small_results, other)

@@ -1,6 +1,6 @@
 """Chapter 1, the question: the Reproduced table's verdicts (reproduced), what became of the
 question's programs under each allocator and cap, and the fastest strategy of each framework
-against them (question). Rows written by hand as a sweep writes them, and the committed 49-row
+against them (question). Rows written by hand as a sweep writes them, and the committed 51-row
 fixture edited row by row: a program killed at its cap, one never run, glibc-mmap slower and
 faster than jemalloc, no row at the question's N, a tie, and picks that follow the rows."""
 
@@ -125,10 +125,68 @@ def test_speedups_against_the_question_program(tmp_path):
     assert tf == "the question's program failed at the 16.0 GiB cap after 3 min 20 s"
     jax = question.against(queries.best(df, "jax", 10_000), question.reference(df, "jax"), "jax")
     assert jax.startswith("1200× faster than the question's PyTorch program under jemalloc")
+    # Every pick is pathwise (10, 20 and 5 ms); beyond the inputs (210 MiB before the first
+    # call) it holds 20, 20 and 30 MiB against the program's 50 (glibc-mmap) and 190 (jemalloc).
     table = question.speedups(df)
-    assert list(table["framework"]) == ["PyTorch"] * 3 + ["TensorFlow", "JAX"]
+    assert list(table.columns) == ["framework", "fastest strategy", "the question's program",
+                                   "the fastest against it"]  # fmt: skip
+    assert table.values.tolist() == [
+        ["PyTorch", "pathwise", "PyTorch, glibc: memory cap (8.0 GiB)",
+         "the question's program under glibc failed at the 8.0 GiB cap after 1 min 20 s"],
+        ["PyTorch", "pathwise", "PyTorch, glibc-mmap: 1 min 0 s",
+         "6000× faster than the question's program under glibc-mmap, 2.5× less memory beyond "
+         "the inputs"],
+        ["PyTorch", "pathwise", "PyTorch, jemalloc: 6.00 s",
+         "600× faster than the question's program under jemalloc, 9.5× less memory beyond the "
+         "inputs"],
+        ["TensorFlow", "pathwise", "TensorFlow, 16.0 GiB cap: memory cap (16.0 GiB)",
+         "the question's program failed at the 16.0 GiB cap after 3 min 20 s"],
+        ["JAX", "pathwise", "PyTorch, jemalloc: 6.00 s",
+         "1200× faster than the question's PyTorch program under jemalloc, 6.3× less memory "
+         "beyond the inputs"],
+    ]  # fmt: skip
     # The "In short" box reads the same ratio: 6 s under jemalloc over 10 ms.
     assert question.over_best(df) == pytest.approx(600)
+
+
+def _timed(seconds, beyond_inputs, status="ok", **more) -> pd.Series:
+    """A row with a warm time and the memory it held beyond its inputs."""
+    return pd.Series({"warm_median_s": seconds, "peak_over_inputs": beyond_inputs,
+                      "status": status, **more})  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("theirs", "said"),
+    [
+        (190 * MIB, "9.5× less memory beyond the inputs"),
+        (400 * MIB, "20× less memory beyond the inputs"),  # from 10×, no decimal
+        (14 * MIB, "1.4× more memory beyond the inputs"),  # 20 against 14 MiB
+        (21 * MIB, "about the same memory beyond the inputs"),  # within 1.1× either way
+        (22 * MIB, "about the same memory beyond the inputs"),  # 1.1× exactly: still the same
+        (24 * MIB, "1.2× less memory beyond the inputs"),
+        (18 * MIB, "1.1× more memory beyond the inputs"),  # 20 / 18 = 1.11
+        (None, "memory not measured"),
+    ],
+)
+def test_memory_against_says_less_more_or_about_the_same(theirs, said):
+    assert question.memory_against(_timed(0.01, 20 * MIB), _timed(6.0, theirs)) == said
+
+
+def test_against_brief_in_a_table_cell():
+    best = _timed(0.01, 20 * MIB)
+    assert question.against_brief(best, _timed(6.0, 190 * MIB)) == "600× faster, 9.5× less memory"
+    assert question.against_brief(best, _timed(0.005, 14 * MIB)) == (
+        "2.0× slower, 1.4× more memory"
+    )
+    assert question.against_brief(best, _timed(0.025, 21 * MIB)) == (
+        "2.5× faster, about the same memory"
+    )
+    capped = _timed(None, None, "memory-cap", mem_cap=16 * GIB)
+    assert question.against_brief(best, capped) == "it failed at the 16.0 GiB cap"
+    late = _timed(None, None, "timeout", timeout=600.0, mem_cap=8 * GIB)
+    assert question.against_brief(best, late) == "it: timeout (600 s)"
+    assert question.against_brief(best, None) == "standard profile only"
+    assert question.against_brief(None, capped) == formats.NOT_MEASURED
 
 
 # --- The committed fixture, edited row by row -------------------------------------------------
