@@ -434,13 +434,13 @@ def test_a_killed_worker_takes_its_children_with_it(worker_with_a_child):
     harness._kill_group(popen)  # a group already gone is no error
 
 
-def test_a_failed_extra_ratio_worker_is_named_and_contributes_nothing(monkeypatch):
+def test_a_failed_extra_worker_is_named_and_contributes_nothing(monkeypatch):
     from jacbench.measure import runner
 
     records = iter([
         {"status": "memory-cap", "message": "killed at 2.10 GiB RSS, above the cap of 2.00 GiB"},
-        {"status": "ok", "message": "", "ratio_values": [2.0, 2.2]},
-        {"status": "ok", "message": "", "ratio_values": []},  # ran, but paired no call
+        {"status": "ok", "message": "", "warm_values": [0.5, 0.6], "ratio_values": [2.0, 2.2]},
+        {"status": "ok", "message": "", "warm_values": []},  # ran, but timed no call
     ])  # fmt: skip
     asked = []
 
@@ -450,14 +450,23 @@ def test_a_failed_extra_ratio_worker_is_named_and_contributes_nothing(monkeypatc
 
     monkeypatch.setattr(harness, "run_worker", run_worker)
     case = Case(framework="jax", strategy="jvp", paths=100, ratio_processes=4)
-    rec = {"status": "ok", "message": "", "ratio_values": [1.0, 1.1]}
-    more = runner._more_ratios(case, harness.Limits(timeout=60), rec)
-    assert len(asked) == 3 and all(spec["paired_only"] for spec in asked)
-    assert more == [{"status": "ok", "message": "", "ratio_values": [2.0, 2.2]}]
+    rec = {"status": "ok", "message": "", "warm_values": [0.4], "ratio_values": [1.0, 1.1]}
+    more = runner._more_processes(case, harness.Limits(timeout=60), rec)
+    assert len(asked) == 3 and all(spec["extra"] for spec in asked)
+    assert more == [{"status": "ok", "message": "", "warm_values": [0.5, 0.6],
+                     "ratio_values": [2.0, 2.2]}]  # fmt: skip
     assert rec["message"] == (
-        "ratio from 2 of 4 processes (memory-cap: killed at 2.10 GiB RSS, above the cap of "
+        "timed in 2 of 4 processes (memory-cap: killed at 2.10 GiB RSS, above the cap of "
         "2.00 GiB; ok: )"
     )
     # The summary pools the ratios of the workers that paired calls: 1.0, 1.1, 2.0 and 2.2.
     summary = runner.ratio_summary([rec["ratio_values"], more[0]["ratio_values"]])
     assert summary["ratio_median"] == pytest.approx(1.55)
+    # A message already there keeps its own words, the note after a separator.
+    rec = {"status": "ok", "message": "ratio to simulation:jit not measured", "warm_values": [1]}
+    records = iter([{"status": "timeout", "message": "after 60 s"}])
+    runner._more_processes(Case(framework="jax", strategy="jvp", paths=100, ratio_processes=2),
+                           harness.Limits(timeout=60), rec)  # fmt: skip
+    assert rec["message"] == (
+        "ratio to simulation:jit not measured; timed in 1 of 2 processes (timeout: after 60 s)"
+    )

@@ -169,7 +169,8 @@ def _more_processes(case: Case, limits: harness.Limits, rec: dict) -> list[dict]
             failed.append(f"{more.get('status')}: {more.get('message', '')[:100]}")
     if failed:
         note = f"timed in {case.ratio_processes - len(failed)} of {case.ratio_processes} "
-        rec["message"] = (rec.get("message") or "") + note + "processes (" + "; ".join(failed) + ")"
+        note += "processes (" + "; ".join(failed) + ")"
+        rec["message"] = f"{rec['message']}; {note}" if rec.get("message") else note
     return values
 
 
