@@ -59,9 +59,10 @@ test: $(TEST_ENV) packages
 	exit $$rc
 
 # The unit tier: every test not marked slow (those sweep the quick profile, build the book or open
-# it in the browser).
+# it in the browser), on every core (pytest-xdist): make test runs one test at a time, so that its
+# sweeps do not share the cores they measure on.
 test-fast: $(TEST_ENV)
-	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not slow" -n auto $(PYTEST_ARGS)
 
 lint: $(call stamp,test)
 	$(BIN)/ruff check src tests
