@@ -477,6 +477,9 @@ def test_the_default_loop_under_each_allocator(small):
         ("question", "glibc"), ("question", "glibc-mmap"), ("functional-loop", "glibc"),
         ("functional-loop", "glibc-mmap"), ("functional-loop", "jemalloc"),
     ]  # fmt: skip
+    table = allocator.allocators_table(df, [1000])
+    assert table.iloc[2].tolist() == ["1,000", "functional-loop", "glibc", "1.00 s", "100.0 MiB"]
+    assert len(table) == 5 and allocator.allocators_table(df, []).empty
     effect = allocator.allocator_effect(df)
     assert effect["n"] == allocator.allocator_compared_size(df) == 1000
     assert effect["peak"] == {"glibc": 100 * MIB, "glibc-mmap": 10 * MIB, "jemalloc": 20 * MIB}

@@ -48,6 +48,20 @@ def under_allocators(
     return out
 
 
+def allocators_table(df: pd.DataFrame, sizes: list[int]) -> pd.DataFrame:
+    """under_allocators at each of sizes as the chapter's table: N, strategy, allocator, warm time
+    (or what stopped it) and peak beyond the inputs ('–' for a failed case); no rows where none
+    was measured."""
+    rows = [
+        (formats.count(n), name, alloc, formats.outcome(r),
+         formats.size(r["peak_over_inputs"]) if r["status"] == "ok" else "–")
+        for n in sizes for (name, alloc), r in under_allocators(df, n).items()
+    ]  # fmt: skip
+    return pd.DataFrame(
+        rows, columns=["N", "strategy", "allocator", "warm time", "peak beyond inputs"]
+    )
+
+
 def allocator_compared_size(df: pd.DataFrame) -> int | None:
     """The largest N at which PyTorch's default jacobian loop ran correctly under every allocator
     of ALLOCATORS (where its peaks and times can be set side by side), or None."""
