@@ -31,6 +31,20 @@ def small_results() -> Path:
 
 
 @pytest.fixture
+def naps_profile(tmp_path) -> Path:
+    """A profile of three cases that each sleep a moment (measure.probes.nap): a sweep to run
+    without a framework."""
+    profile = tmp_path / "naps.yaml"
+    profile.write_text(
+        "name: naps\ndefaults: {repeats: 1, warm_budget_s: 0.1, timeout: 30}\ngroups:\n"
+        "  - frameworks: [callable]\n"
+        "    strategies: [callable:jacbench.measure.probes:nap]\n"
+        "    paths: [1, 2, 3]\n"
+    )
+    return profile
+
+
+@pytest.fixture
 def small(small_results):
     """The fixture as a chapter reads it (report.data.load), a fresh frame for each test."""
     from jacbench.report import data

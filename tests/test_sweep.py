@@ -50,15 +50,9 @@ def test_probe_sweep_records_every_outcome_and_goes_on(tmp_path, capsys):
 
 
 @pytest.mark.slow  # runs capped worker processes (a sweep, a kill, a timeout)
-def test_rerun_measures_nothing_twice(tmp_path):
+def test_rerun_measures_nothing_twice(tmp_path, naps_profile):
     out = tmp_path / "naps.csv"
-    profile = tmp_path / "naps.yaml"
-    profile.write_text(
-        "name: naps\ndefaults: {repeats: 1, warm_budget_s: 0.1, timeout: 30}\ngroups:\n"
-        "  - frameworks: [callable]\n"
-        "    strategies: [callable:jacbench.measure.probes:nap]\n"
-        "    paths: [1, 2, 3]\n"
-    )
+    profile = naps_profile
     args = ["sweep", "--profile", str(profile), "--out", str(out), "--quiet"]
     assert main(args) == 0
     first = out.read_text()

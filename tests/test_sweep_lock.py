@@ -44,24 +44,15 @@ def _release(proc: subprocess.Popen) -> None:
     assert proc.wait(timeout=60) == 0, proc.stderr.read()
 
 
-def _naps(tmp_path: Path) -> Path:
-    profile = tmp_path / "naps.yaml"
-    profile.write_text(
-        "name: naps\ndefaults: {repeats: 1, warm_budget_s: 0.1, timeout: 30}\ngroups:\n"
-        "  - frameworks: [callable]\n"
-        "    strategies: [callable:jacbench.measure.probes:nap]\n"
-        "    paths: [1, 2, 3]\n"
-    )
-    return profile
-
-
-def test_a_second_sweep_on_a_file_being_written_names_the_first_and_exits_2(tmp_path, capsys):
+def test_a_second_sweep_on_a_file_being_written_names_the_first_and_exits_2(
+    tmp_path, capsys, naps_profile
+):
     out = tmp_path / "naps.csv"
     holder = _hold(out)
     try:
         assert holder.stdout.readline() == "held\n"
         assert store.lock_path(out).read_text().strip() == str(holder.pid)
-        args = ["sweep", "--profile", str(_naps(tmp_path)), "--out", str(out), "--quiet"]
+        args = ["sweep", "--profile", str(naps_profile), "--out", str(out), "--quiet"]
         assert main(args) == 2
         err = capsys.readouterr().err.splitlines()
         assert len(err) == 1
@@ -148,8 +139,8 @@ def _sweep(profile: Path, out: Path, *extra: str) -> subprocess.Popen:
 
 
 @pytest.mark.slow  # two sweeps of capped worker processes
-def test_two_sweeps_at_once_on_one_file_leave_each_case_once(tmp_path):
-    profile = _naps(tmp_path)
+def test_two_sweeps_at_once_on_one_file_leave_each_case_once(tmp_path, naps_profile):
+    profile = naps_profile
     # Both wait for each other: both end well, and the second measures nothing again.
     out = tmp_path / "waiting.csv"
     procs = [_sweep(profile, out, "--wait"), _sweep(profile, out, "--wait")]
@@ -166,10 +157,10 @@ def test_two_sweeps_at_once_on_one_file_leave_each_case_once(tmp_path):
     assert len(keys) == 3 and len(set(keys)) == 3
 
 
-def test_a_lock_that_cannot_be_opened_is_one_line(tmp_path, capsys):
+def test_a_lock_that_cannot_be_opened_is_one_line(tmp_path, capsys, naps_profile):
     out = tmp_path / "r.csv"
     store.lock_path(out).mkdir()  # a folder where the lock file should be: no one can open it
-    args = ["sweep", "--profile", str(_naps(tmp_path)), "--out", str(out), "--quiet"]
+    args = ["sweep", "--profile", str(naps_profile), "--out", str(out), "--quiet"]
     assert main(args) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and f"cannot write {out}" in err[0]
