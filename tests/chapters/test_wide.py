@@ -7,8 +7,8 @@ import pytest
 
 from jacbench.measure import crossover as tall_to_wide
 from jacbench.report import formats, queries
-from jacbench.report.chapters import crossover_words, third_answer, wide, wide_loop
 from jacbench.report.chapters import greeks as gk
+from jacbench.report.chapters import tall_wide, third_answer, wide, wide_loop
 from jacbench.report.data import OVERHEAD_S
 from jacbench.strategies import registry
 
@@ -427,7 +427,7 @@ def test_crossover_sides_count_each_side_of_the_square_shape(shapes):
 
 def test_the_crossover_is_said_once_where_the_frameworks_agree(shapes):
     # The fixture's frameworks differ: each is named with its own aspect and count.
-    said = crossover_words.crossover_said(shapes)
+    said = tall_wide.crossover_said(shapes)
     assert said.startswith(
         "Reverse mode wins for good from m / n = 1/1024 on in PyTorch, from m / n = 64 on in "
         "TensorFlow and from m / n = 1/16 on in JAX. Counted shape by shape, in PyTorch reverse "
@@ -437,7 +437,7 @@ def test_the_crossover_is_said_once_where_the_frameworks_agree(shapes):
     # Every framework with PyTorch's times: one aspect, one count, said once.
     torch = [r for r in shapes if r["framework"] == "torch"]
     same = [{**r, "framework": fw} for fw in ("torch", "tensorflow", "jax") for r in torch]
-    assert crossover_words.crossover_said(same) == (
+    assert tall_wide.crossover_said(same) == (
         "Reverse mode wins for good from m / n = 1/1024 on in all three frameworks. Counted "
         "shape by shape, in each of them reverse mode is faster at 2 of the 3 wide shapes "
         "(m < n), forward mode at 2 of the 3 tall ones (m > n)."

@@ -1,5 +1,6 @@
 """The tall-to-wide crossover (chapter 5): where reverse mode starts to beat forward mode as a
-Jacobian of a fixed total m * n turns from tall to wide, read from the crossover rows."""
+Jacobian of a fixed total m * n turns from tall to wide, read from the crossover rows, and said
+once where the frameworks agree."""
 
 from __future__ import annotations
 
@@ -119,3 +120,37 @@ def regime(total: int | None) -> str:
             "faster, so the crossover below says little about the rule"
         )
     return "large enough that the arithmetic of the slower mode dominates its per-call overhead"
+
+
+# --- the crossover in words -----------------------------------------------------------------
+
+
+def _listed(parts: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+
+
+def crossover_said(shapes: list[dict], frameworks=AD_FRAMEWORKS) -> str:
+    """'Reverse mode wins for good from m / n = 1 on in all three frameworks. Counted shape by
+    shape, in each of them reverse mode is faster at ...' where the frameworks agree; each
+    framework's own where they do not."""
+    aspects = {fw: crossover_aspect(shapes, fw) for fw in frameworks}
+    sides = {fw: crossover_sides(shapes, fw) for fw in frameworks}
+    every = "all three frameworks" if len(frameworks) == 3 else "every framework"
+    if len(set(aspects.values())) == 1:
+        first = f"Reverse mode wins for good from {next(iter(aspects.values()))} on in {every}."
+    else:
+        first = (
+            "Reverse mode wins for good "
+            + _listed([f"from {a} on in {FRAMEWORK_NAMES[fw]}" for fw, a in aspects.items()])
+            + "."
+        )
+    if len(set(sides.values())) == 1:
+        second = f"Counted shape by shape, in each of them {next(iter(sides.values()))}."
+    else:
+        second = (
+            "Counted shape by shape, "
+            + "; ".join(f"in {FRAMEWORK_NAMES[fw]} {s}" for fw, s in sides.items())
+            + "."
+        )
+    return f"{first} {second}"
