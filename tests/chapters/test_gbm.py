@@ -890,3 +890,23 @@ def test_the_method_says_how_far_the_processes_of_one_simulation_differ(small):
         "The processes of one simulation differ by up to 3.2×: PyTorch's eager simulation at "
         "N = 1,000 took a median of 15.4 ms in one and 49.7 ms in another."
     )
+
+
+def test_the_cost_tables_lay_out_each_strategy_on_both_baselines(small):
+    own, common = chapter.costs_tables(small)
+    rows = chapter.costs(small)
+    assert len(own) == len(common) == len(rows)
+    assert (
+        list(own.columns[:3])
+        == list(common.columns[:3])
+        == ["framework", "strategy", "largest N run"]
+    )
+    # PyTorch's compiled-pathwise at N = 1,000: 1.9× the eager simulation (see above).
+    at = (common["framework"] == "PyTorch") & (common["strategy"] == "compiled-pathwise")
+    assert common.loc[at, "time / fastest simulation"].tolist() == ["1.9×"]
+    assert own.loc[at, "largest N run"].tolist() == ["1,000"]
+    assert own.loc[at, "time / simulation [spread]"].tolist() == [
+        chapter.ratio_cell(
+            rows[(rows["framework"] == "torch") & (rows["strategy"] == "compiled-pathwise")].iloc[0]
+        )
+    ]

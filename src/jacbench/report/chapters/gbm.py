@@ -204,6 +204,33 @@ def process_spread_sentence(df: pd.DataFrame) -> str:
     )
 
 
+def costs_tables(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The chapter's two cost tables, each strategy at the largest N it ran (see costs): against
+    its own simulation (time with spread, memory, slope) and on one baseline (the framework's
+    fastest simulation given the same normals)."""
+    rows = costs(df)
+    names = {
+        "framework": rows["framework"].map(FRAMEWORK_NAMES),
+        "strategy": rows["strategy"],
+        "largest N run": rows["paths"].map(formats.count),
+    }
+    memory = map(memory_cell, rows["peak_over_inputs"], rows["memory_ratio"])
+    own = pd.DataFrame(
+        names
+        | {
+            "time / simulation [spread]": [ratio_cell(r) for _, r in rows.iterrows()],
+            "peak beyond inputs (/ simulation)": list(memory),
+            "time slope in N": rows["slope"].map(
+                lambda s: "–" if formats.missing(s) else f"{s:.2f}"
+            ),
+        }
+    )
+    common = pd.DataFrame(
+        names | {"time / fastest simulation": rows["ratio_to_fastest_simulation"].map(times_cell)}
+    )
+    return own, common
+
+
 def ratio_cell(row: pd.Series) -> str:
     """'2.6× [2.3–2.8]', whole numbers from 10× up ('2310× [1996–2525]'); '–' unmeasured."""
     big = not formats.missing(row["ratio_median"]) and row["ratio_median"] >= 10
