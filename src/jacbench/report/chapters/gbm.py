@@ -158,7 +158,7 @@ def settling_phrase(df: pd.DataFrame) -> str:
     each process's warm median, warm_by_process, which that harness records), back to back and
     from the first process in an older dataset."""
     timed = queries.gbm(df, status="ok").dropna(subset=["ratio_median"])
-    if "warm_by_process" not in timed or timed["warm_by_process"].isna().all():
+    if timed["warm_by_process"].isna().all():
         return (
             "each side is timed right after the other's call, and a row's warm time comes from "
             "its first process only"
