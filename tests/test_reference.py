@@ -112,6 +112,25 @@ def test_the_check_command_exits_1_and_lists_what_is_missing(copy, monkeypatch, 
     assert "make reference" in capsys.readouterr().out
 
 
+def test_the_check_names_the_rows_of_an_older_method_without_failing(copy, monkeypatch, capsys):
+    def current(rows):
+        for r in rows:
+            r["method"] = store.METHOD
+        rows[0]["method"] = ""  # one row as a sweep before the method column wrote it
+        return rows
+
+    _rewrite(copy, current)
+    _rewrite(crossover.path_for(copy), current)
+    monkeypatch.setattr(dataset, "results_path", lambda root=Path("."): copy)
+    assert main(["reference", "--check"]) == 0
+    said = capsys.readouterr().out
+    assert "every case of the profile is there" in said
+    assert "2 of its " in said and "older method" in said and "make reference" in said
+    _rewrite(copy, lambda rows: [r | {"method": store.METHOD} for r in rows])
+    _rewrite(crossover.path_for(copy), lambda rows: [r | {"method": store.METHOD} for r in rows])
+    assert reference.older_method(copy) == ""
+
+
 def test_a_fresh_reference_measures_every_case_again(copy, monkeypatch, capsys):
     # --fresh removes the dataset, its crossover and their metadata before the sweep, which then
     # finds nothing measured (the sweep and the figure are replaced by spies here).

@@ -61,6 +61,38 @@ def test_rerun_measures_nothing_twice(tmp_path, naps_profile):
     assert out.read_text() == first
 
 
+@pytest.mark.slow  # runs capped worker processes
+def test_rows_of_an_older_method_are_measured_again_in_their_place(tmp_path, naps_profile, capsys):
+    """A file part measured with an older method (a blank method column, as before the column)
+    is whole after the rerun: every older row measured again and in its own place, one row a
+    key, the current method's rows untouched."""
+    out = tmp_path / "naps.csv"
+    args = ["sweep", "--profile", str(naps_profile), "--out", str(out), "--quiet"]
+    assert main(args) == 0
+    rows = _rows(out)
+    assert [store.row_method(r) for r in rows] == [store.METHOD] * 3
+    for r in rows[:2]:  # the first two as an older sweep left them
+        r["method"], r["wall_s"] = "", "-1"
+    with open(out, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=store.COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    kept = rows[2]
+    assert store.keys(out, method=store.METHOD) == {kept["key"]}
+    assert main(args) == 0
+    again = _rows(out)
+    assert [r["key"] for r in again] == [r["key"] for r in rows]
+    assert [store.row_method(r) for r in again] == [store.METHOD] * 3
+    assert all(float(r["wall_s"]) > 0 for r in again[:2])  # measured again, not kept
+    assert again[2] == kept
+    assert "repeating" not in capsys.readouterr().err
+
+
+def test_a_row_without_the_method_column_reads_as_the_first_method():
+    assert store.row_method({"method": ""}) == store.row_method({}) == 1
+    assert store.row_method({"method": "2"}) == 2
+
+
 @pytest.mark.slow  # runs capped worker processes (a sweep, a kill, a timeout)
 def test_killed_sweep_rerun_has_every_case_once(tmp_path):
     out = tmp_path / "killed.csv"

@@ -335,6 +335,9 @@ def cmd_reference(args: argparse.Namespace) -> int:
     if args.check:
         problems = reference.coverage_problems(results)
         print("\n".join(problems) or f"{dataset.RESULTS}: every case of the profile is there")
+        older = reference.older_method(results)
+        if older:
+            print(f"{dataset.RESULTS}: {older}")
         return 1 if problems else 0
     if args.fresh:
         reference.discard(results)

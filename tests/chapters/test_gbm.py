@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from jacbench.constants import FRAMEWORKS
-from jacbench.report.chapters import accuracy, allocator, blocked, compilation
+from jacbench.measure import store
+from jacbench.report.chapters import accuracy, allocator, blocked, compilation, method
 from jacbench.report.chapters import gbm as chapter
 from jacbench.report.formats import NOT_MEASURED
 from jacbench.strategies import memory_model, registry
@@ -852,41 +853,46 @@ def test_the_costs_table_reads_each_strategy_against_one_baseline_too(small):
 
 def test_the_chapter_says_where_ratios_come_from_several_processes(small):
     # The fixture's ratios all come from one worker each.
-    assert chapter.processes_phrase(small) == "in that process only"
+    assert method.processes_phrase(small) == "in that process only"
     df = small.copy()
     _set(df, "torch", "jvp", 100_000, ratio_processes=3)
     _set(df, "torch", "jvp", 10_000, ratio_processes=2)
-    assert chapter.processes_phrase(df) == "at N = 10,000 and 100,000 in up to three such processes"
+    assert method.processes_phrase(df) == "at N = 10,000 and 100,000 in up to three such processes"
 
 
 def test_the_method_says_how_the_pairs_were_timed(small):
-    # The fixture predates settled pairs: it lists no process's warm median.
-    assert chapter.settling_phrase(small) == (
+    # The fixture predates the method column: every ratio row was measured with the first.
+    older = (
         "each side is timed right after the other's call, and a row's warm time comes from its "
         "first process only"
     )
+    assert method.settling_phrase(small) == older
     df = small.copy()
-    df.loc[_at(df, "torch", "jvp", 1000, allocator="glibc", dtype="float32"), "warm_by_process"] = (
-        "0.00101;0.00098;0.00104"
-    )
-    said = chapter.settling_phrase(df)
+    ratios = df.dropna(subset=["ratio_median"]).index
+    df.loc[ratios, "method"] = store.METHOD
+    said = method.settling_phrase(df)
     assert said.startswith("a side whose call takes under 1 s is called once, untimed")
     assert said.endswith(
         "pools the warm calls of all its processes; the dataset keeps each process's median "
         "(warm_by_process) and the page faults of a call (warm_faults)"
     )
+    # Half way through measuring again: both methods, with how many ratios each holds.
+    df.loc[ratios[:2], "method"] = pd.NA
+    mixed = method.settling_phrase(df)
+    assert mixed.startswith(said + f". That is how {len(ratios) - 2} of the {len(ratios)} ")
+    assert mixed.endswith(f"the other 2, of the dataset's older method, were not: there {older}")
 
 
 def test_the_method_says_how_far_the_processes_of_one_simulation_differ(small):
     # The fixture times each simulation in one process: there is no spread to state.
-    said = chapter.process_spread_sentence(small)
+    said = method.process_spread_sentence(small)
     assert said == "Each simulation's warm calls come from one process."
     df = small.copy()
     sim = df[(df["target"] == "simulation") & (df["framework"] == "torch")]
     eager = sim[sim["strategy"].str.endswith(":eager") & (sim["paths"] == 1000)].index
     df.loc[eager, "warm_by_process"] = "0.0154;0.0497;0.0160"
-    assert chapter.process_medians("0.0154;0.0497") == [0.0154, 0.0497]
-    assert chapter.process_spread_sentence(df) == (
+    assert method.process_medians("0.0154;0.0497") == [0.0154, 0.0497]
+    assert method.process_spread_sentence(df) == (
         "The processes of one simulation differ by up to 3.2×: PyTorch's eager simulation at "
         "N = 1,000 took a median of 15.4 ms in one and 49.7 ms in another."
     )

@@ -7,8 +7,9 @@ simulation baseline is timed against it in pairs, in its own worker and, if one 
 enough, in ratio_processes - 1 more (pyperf's way: the spread between processes shows too); those
 workers time warm calls as well, and the row's warm times pool every worker's, since a process's
 allocator state can put the same call at 15 ms in one worker and 50 ms in the next.
-A rerun skips every case whose key (spec and environment) is already in the file; one sweep at a
-time writes a file (store.locked).
+A rerun skips every case whose key (spec and environment) is already in the file, measured with
+the current method (store.METHOD); a row of an older method is measured again and replaced where
+it stands. One sweep at a time writes a file (store.locked).
 """
 
 from __future__ import annotations
@@ -249,7 +250,8 @@ def _sweep_locked(cases: list[Case], out: Path, quiet: bool, fresh: bool, jobs: 
     if out.exists():
         store.check(out)
         store.repair(out)
-    done = store.keys(out)
+    done = store.keys(out, method=store.METHOD)
+    older = store.keys(out) - done
     meta = environment.metadata_record(env, cases, jobs, store.COLUMNS)
     store.write_json(store.meta_path(out), meta)
     progress = _Progress(len(cases), quiet)
@@ -261,6 +263,11 @@ def _sweep_locked(cases: list[Case], out: Path, quiet: bool, fresh: bool, jobs: 
         else:
             done.add(key)
             todo.append((case, key))
+    again = sum(key in older for _, key in todo)
+    if again and not quiet:
+        print(f"jacbench: {again} case(s) of {out} were measured with an older method "
+              f"(before method {store.METHOD}): measured again, each row replaced where it "
+              "stands", file=sys.stderr, flush=True)  # fmt: skip
     try:
         for batch, workers in batches(todo, max(jobs, 1)):
             with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -271,8 +278,8 @@ def _sweep_locked(cases: list[Case], out: Path, quiet: bool, fresh: bool, jobs: 
                 for future in as_completed(pending):
                     case, key = pending[future]
                     row = future.result()
-                    row.update(key=key, env=env_key)
-                    store.append_row(out, row)
+                    row.update(key=key, env=env_key, method=store.METHOD)
+                    store.put_row(out, row)
                     progress.finish(case, row)
     except KeyboardInterrupt:
         harness.kill_all()  # rows already written stay; a rerun measures the rest

@@ -103,12 +103,22 @@ METRIC_FIELDS = [
     "hwm_reset",
     "max_rel_error",
     "wall_s",
+    # The measuring method the row was taken with (see METHOD); blank in an older file: 1.
+    "method",
 ]
+# The measuring method of the rows a sweep writes now. A rerun measures again every case whose
+# row was taken with an older one and puts the new row in its place (see put_row), so a file
+# is whole at every moment of a re-measure. 1: the two sides of a pair timed back to back, the
+# warm calls those of the case's first worker only. 2: a quick side called once untimed before
+# its timed call (measure.worker.SETTLE_BELOW_S), the warm calls of all the case's workers
+# pooled (warm_by_process), the page faults of each call counted.
+METHOD = 2
 COLUMNS = ["key", "env", *SPEC_FIELDS, *METRIC_FIELDS]
 # The columns that hold numbers (bytes are floats: they can pass 2^53 only in theory); a blank
 # cell is None. The rest are text, but hwm_reset, a truth value.
 INT_COLUMNS = ("paths", "inputs", "batch", "outputs", "steps", "seed", "chunk_size", "threads",
-               "mem_cap", "repeats", "ratio_processes", "warm_n", "ratio_pairs")  # fmt: skip
+               "mem_cap", "repeats", "ratio_processes", "warm_n", "ratio_pairs",
+               "method")  # fmt: skip
 FLOAT_COLUMNS = ("spot", "vol", "drift", "maturity", "timeout", "predicted_peak", "import_s",
                  "inputs_s", "cold_s", "warm_median_s", "warm_min_s", "warm_max_s",
                  "ratio_median", "ratio_lo", "ratio_hi", "pair_target_median_s",
@@ -239,9 +249,34 @@ def typed_rows(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def keys(path: Path) -> set[str]:
-    """The keys of the cases a results file holds (none if there is no file yet)."""
-    return {r["key"] for r in read_rows(path)} if Path(path).exists() else set()
+def row_method(row: dict) -> int:
+    """The measuring method of a row (see METHOD): 1 where the file predates the column."""
+    value = row.get("method")
+    return int(float(value)) if value not in (None, "") else 1
+
+
+def keys(path: Path, method: int | None = None) -> set[str]:
+    """The keys of the cases a results file holds (none if there is no file yet); with a
+    method, of those measured with it only."""
+    if not Path(path).exists():
+        return set()
+    return {r["key"] for r in read_rows(path) if method is None or row_method(r) == method}
+
+
+def put_row(path: Path, row: dict[str, Any]) -> None:
+    """Append the row of a case the file does not hold; a case measured again (with a newer
+    method) replaces its row where it stands, the file rewritten atomically."""
+    path = Path(path)
+    if row["key"] not in keys(path):
+        append_row(path, row)
+        return
+    rows = [({k: ("" if v is None else v) for k, v in row.items()} if r["key"] == row["key"]
+             else r) for r in read_rows(path)]  # fmt: skip
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    _write_atomically(path, buf.getvalue())
 
 
 def append_row(path: Path, row: dict[str, Any]) -> None:

@@ -95,6 +95,22 @@ def coverage_problems(results: Path, profile: str = PROFILE) -> list[str]:
     return problems
 
 
+def older_method(results: Path) -> str:
+    """One line on the rows (crossover included) measured with an older method than a sweep's
+    now (store.METHOD), which `make reference` measures again; empty when there is none. Not a
+    coverage problem: the dataset is whole while they are measured again, row by row."""
+    rows = [r for path in (Path(results), crossover.path_for(Path(results))) if path.exists()
+            for r in store.read_rows(path)]  # fmt: skip
+    older = sum(store.row_method(r) < store.METHOD for r in rows)
+    if not older:
+        return ""
+    return (
+        f"{older} of its {len(rows)} rows were measured with an older method than the current "
+        f"one ({store.METHOD}, see store.METHOD); `make reference` measures them again, each "
+        "row replaced where it stands"
+    )
+
+
 def discard(results: Path) -> list[Path]:
     """Remove the dataset's results, its crossover and their metadata, so that every case is
     measured again (the old files stay in git's history); returns what was removed."""

@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 
 from jacbench.constants import FRAMEWORK_NAMES, FRAMEWORKS
-from jacbench.measure import targets, worker
 from jacbench.problems import gbm
 from jacbench.report import formats, queries
 from jacbench.strategies import registry
@@ -134,74 +133,6 @@ def costs(df: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(rows, columns=[*df.columns, "order", "memory_ratio", "slope"])
     out[["memory_ratio", "slope"]] = out[["memory_ratio", "slope"]].astype(float)
     return out.sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)
-
-
-def processes_phrase(df: pd.DataFrame) -> str:
-    """Where the ratios come from more than one worker process, as the chapter says it: 'at
-    N = 100,000 and 1,000,000 in three such processes' (the largest count), or 'in that
-    process only' where no ratio was measured in more than one."""
-    timed = queries.gbm(df, status="ok").dropna(subset=["ratio_median"])
-    more = timed[timed["ratio_processes"] > 1]
-    if more.empty:
-        return "in that process only"
-    sizes = sorted({int(n) for n in more["paths"]})
-    count = int(more["ratio_processes"].max())
-    words = {2: "two", 3: "three", 4: "four", 5: "five"}
-    names = [formats.count(n) for n in sizes]
-    where = " and ".join(filter(None, [", ".join(names[:-1]), names[-1]]))
-    return f"at N = {where} in up to {words.get(count, str(count))} such processes"
-
-
-def settling_phrase(df: pd.DataFrame) -> str:
-    """How the two sides of a pair were timed and where a row's warm time comes from, as the
-    chapter's method says it: settled and pooled where the rows were measured so (they list
-    each process's warm median, warm_by_process, which that harness records), back to back and
-    from the first process in an older dataset."""
-    timed = queries.gbm(df, status="ok").dropna(subset=["ratio_median"])
-    if timed["warm_by_process"].isna().all():
-        return (
-            "each side is timed right after the other's call, and a row's warm time comes from "
-            "its first process only"
-        )
-    return (
-        f"a side whose call takes under {worker.SETTLE_BELOW_S:g} s is called once, untimed, "
-        "right before its timed call, so that it is timed in the state its own call leaves (as "
-        "its warm calls are), not in the cache the other side's call left. A row's warm time "
-        "pools the warm calls of all its processes; the dataset keeps each process's median "
-        "(warm_by_process) and the page faults of a call (warm_faults)"
-    )
-
-
-def process_medians(text) -> list[float]:
-    """A row's warm median in each of its processes (its warm_by_process, '0.0154;0.0497')."""
-    if formats.missing(text) or not str(text).strip():
-        return []
-    return [float(x) for x in str(text).split(";") if x]
-
-
-def process_spread_sentence(df: pd.DataFrame) -> str:
-    """How far the processes of one simulation moved apart, the largest case in the rows: 'The
-    processes of one simulation differ by up to 3.2×: PyTorch's eager simulation at N = 100,000
-    took a median of 15.4 ms in one and 49.7 ms in another.' Where no simulation was timed in
-    more than one process, it says so."""
-    widest = None
-    for _, row in queries.gbm(df, "simulation", status="ok").iterrows():
-        medians = process_medians(row["warm_by_process"])
-        if len(medians) > 1 and min(medians) > 0:
-            spread = max(medians) / min(medians)
-            if widest is None or spread > widest[0]:
-                widest = (spread, row, medians)
-    if widest is None:
-        return "Each simulation's warm calls come from one process."
-    spread, row, medians = widest
-    mode = targets.parse(row["framework"], row["strategy"]).name
-    under = "" if row["allocator"] == "glibc" else f" under {row['allocator']}"
-    return (
-        f"The processes of one simulation differ by up to {spread:.1f}×: "
-        f"{FRAMEWORK_NAMES[row['framework']]}'s {mode} simulation at N = "
-        f"{formats.count(row['paths'])}{under} took a median of {formats.time(min(medians))} "
-        f"in one and {formats.time(max(medians))} in another."
-    )
 
 
 def costs_tables(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
