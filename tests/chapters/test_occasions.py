@@ -49,6 +49,25 @@ def test_each_ratio_is_set_beside_its_second_occasion(small):
     )
 
 
+def test_the_sentence_says_when_the_occasions_used_different_methods(small):
+    second = small.copy()
+    table = occasions.moved(small, second, 1000)
+    assert occasions.method_note(table) == ""  # the fixture's rows share one method
+    assert occasions.sentence(table, 1000).endswith("no ground for ranking them.")
+    first = small.copy()
+    first["method"] = 2  # measured again since the second occasion
+    said = occasions.sentence(occasions.moved(first, second, 1000), 1000)
+    assert said.endswith(
+        " For all of these ratios the two occasions used different measuring methods (the "
+        "dataset has been measured again with settled pairs since the second occasion; see how "
+        "the ratios are measured), so their movement includes the change of method as well as "
+        "the occasions'."
+    )
+    _set(second, "torch", "pathwise", 1000, method=2)
+    note = occasions.method_note(occasions.moved(first, second, 1000))
+    assert note.startswith(" For 19 of these 20 ratios the two occasions")
+
+
 def test_one_occasion_says_so(small):
     assert occasions.largest_move(occasions.moved(small, small.iloc[0:0], 1000)) is None
     assert "one occasion only" in occasions.sentence(None, None)

@@ -93,4 +93,26 @@ def sentence(table: pd.DataFrame | None, paths: int | None) -> str:
         f"{top['factor']:.2f}× ({name}: {formats.times(top['first']['ratio_median'], 2)} then "
         f"{formats.times(top['second']['ratio_median'], 2)}), and {outside_phrase(table)}. "
         "A difference between two strategies smaller than that is no ground for ranking them."
+        + method_note(table)
+    )
+
+
+def _method(row: pd.Series) -> int:
+    """A row's measuring method (store.METHOD; 1 where the file predates the column)."""
+    return 1 if formats.missing(row.get("method")) else int(row["method"])
+
+
+def method_note(table: pd.DataFrame) -> str:
+    """A sentence when the two occasions measured some ratio with different methods (one of
+    them measured again since), whose movement then is the method's as much as the
+    occasion's; empty when every ratio was measured alike on both."""
+    differ = sum(_method(r["first"]) != _method(r["second"]) for _, r in table.iterrows())
+    if not differ:
+        return ""
+    which = "all of these" if differ == len(table) else f"{differ} of these {len(table)}"
+    return (
+        f" For {which} ratios the two occasions used different measuring methods (the "
+        "dataset has been measured again with settled pairs since the second occasion; see "
+        "how the ratios are measured), so their movement includes the change of method as "
+        "well as the occasions'."
     )
