@@ -153,9 +153,13 @@ def upgrade(path: Path) -> None:
     the new columns blank; atomically, so a kill leaves the old file or the new one."""
     if not path.exists() or path.stat().st_size == 0 or _header(path) == COLUMNS:
         return
-    rows = read_rows(path)  # checked, the new columns blank
+    _rewrite(path, read_rows(path))  # checked, the new columns blank
+
+
+def _rewrite(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Write the file anew, this version's header and the rows, atomically."""
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
     _write_atomically(path, buf.getvalue())
@@ -249,10 +253,13 @@ def typed_rows(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def row_method(row: dict) -> int:
-    """The measuring method of a row (see METHOD): 1 where the file predates the column."""
-    value = row.get("method")
-    return int(float(value)) if value not in (None, "") else 1
+def row_method(row) -> int:
+    """The measuring method of a row, as read (text) or typed (a number, or None, NaN or pd.NA
+    where blank; see METHOD): 1 where the file predates the column."""
+    try:
+        return int(float(row.get("method")))
+    except (TypeError, ValueError):  # blank, None, NaN, pd.NA
+        return 1
 
 
 def keys(path: Path, method: int | None = None) -> set[str]:
@@ -267,16 +274,12 @@ def put_row(path: Path, row: dict[str, Any]) -> None:
     """Append the row of a case the file does not hold; a case measured again (with a newer
     method) replaces its row where it stands, the file rewritten atomically."""
     path = Path(path)
-    if row["key"] not in keys(path):
+    rows = read_rows(path) if path.exists() else []
+    if all(r["key"] != row["key"] for r in rows):
         append_row(path, row)
         return
-    rows = [({k: ("" if v is None else v) for k, v in row.items()} if r["key"] == row["key"]
-             else r) for r in read_rows(path)]  # fmt: skip
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    _write_atomically(path, buf.getvalue())
+    new = {k: ("" if v is None else v) for k, v in row.items()}
+    _rewrite(path, [new if r["key"] == row["key"] else r for r in rows])
 
 
 def append_row(path: Path, row: dict[str, Any]) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from jacbench.constants import FRAMEWORK_NAMES
-from jacbench.measure import targets, worker
+from jacbench.measure import store, targets, worker
 from jacbench.report import formats, queries
 
 
@@ -32,7 +32,7 @@ def settling_phrase(df: pd.DataFrame) -> str:
     settled and pooled (2), back to back and from the first process (1, and a file from before
     the method column), and how many of each in a dataset being measured again."""
     timed = queries.gbm(df, status="ok").dropna(subset=["ratio_median"])
-    current = int((timed["method"].fillna(1) >= 2).sum())
+    current = sum(store.row_method(row) >= 2 for _, row in timed.iterrows())
     older = (
         "each side is timed right after the other's call, and a row's warm time comes from "
         "its first process only"

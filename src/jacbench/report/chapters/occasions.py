@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from jacbench.constants import FRAMEWORK_NAMES, FRAMEWORKS
+from jacbench.measure import store
 from jacbench.report import data, dataset, formats, queries
 
 # The second occasion: the efficient profile's cases (the standard profile's at N = 10^6),
@@ -97,16 +98,13 @@ def sentence(table: pd.DataFrame | None, paths: int | None) -> str:
     )
 
 
-def _method(row: pd.Series) -> int:
-    """A row's measuring method (store.METHOD; 1 where the file predates the column)."""
-    return 1 if formats.missing(row.get("method")) else int(row["method"])
-
-
 def method_note(table: pd.DataFrame) -> str:
     """A sentence when the two occasions measured some ratio with different methods (one of
     them measured again since), whose movement then is the method's as much as the
     occasion's; empty when every ratio was measured alike on both."""
-    differ = sum(_method(r["first"]) != _method(r["second"]) for _, r in table.iterrows())
+    differ = sum(
+        store.row_method(r["first"]) != store.row_method(r["second"]) for _, r in table.iterrows()
+    )
     if not differ:
         return ""
     which = "all of these" if differ == len(table) else f"{differ} of these {len(table)}"
