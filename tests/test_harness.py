@@ -117,6 +117,12 @@ def test_default_cap_is_at_most_8_gib_and_half_the_ram():
 def test_allocator_choices():
     assert harness.allocator_environment("glibc") == {}
     assert harness.allocator_environment("glibc-mmap") == {"MALLOC_MMAP_THRESHOLD_": "65536"}
+    # Fixed thresholds are plain glibc's only: a variant keeps what it is.
+    steady = harness.allocator_environment("glibc", steady=True)
+    assert steady == {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "4294967296"}
+    assert harness.allocator_environment("glibc-mmap", steady=True) == {
+        "MALLOC_MMAP_THRESHOLD_": "65536"
+    }
     with pytest.raises(UsageError, match="glibc, glibc-mmap, jemalloc"):
         harness.allocator_environment("tcmalloc")
 
@@ -444,7 +450,7 @@ def test_a_failed_extra_worker_is_named_and_contributes_nothing(monkeypatch):
     ])  # fmt: skip
     asked = []
 
-    def run_worker(spec, limits, allocator):
+    def run_worker(spec, limits, allocator, steady=False):
         asked.append(spec)
         return next(records)
 
@@ -470,3 +476,45 @@ def test_a_failed_extra_worker_is_named_and_contributes_nothing(monkeypatch):
     assert rec["message"] == (
         "ratio to simulation:jit not measured; timed in 1 of 2 processes (timeout: after 60 s)"
     )
+
+
+@pytest.mark.slow  # runs worker processes
+def test_fixed_thresholds_reach_the_worker_and_its_heap_reuses_a_freed_block():
+    """A 20 MB block freed after each call: with glibc's thresholds fixed, from the heap and
+    reused by every warm call (no page fault); under glibc-mmap, a mapping that every call faults
+    in again, fixed thresholds asked for or not."""
+    case = Case(framework="callable", strategy=f"callable:{PROBES}:allocate_20mb", repeats=5)
+    limits = harness.Limits(timeout=120)
+    steady = harness.run_worker(case.worker_spec(), limits, "glibc", steady=True)
+    assert steady["status"] == "ok" and steady["warm_fault_values"] == [0] * 5
+    for asked in (False, True):
+        mapped = harness.run_worker(case.worker_spec(), limits, "glibc-mmap", steady=asked)
+        assert mapped["status"] == "ok" and min(mapped["warm_fault_values"]) > 0
+
+
+@pytest.mark.parametrize(
+    ("allocator", "processes", "steady"),
+    [("glibc", 3, True), ("glibc", 1, False), ("jemalloc", 3, False), ("glibc-mmap", 3, False)],
+)
+def test_a_case_timed_in_several_processes_under_glibc_fixes_its_thresholds(
+    monkeypatch, allocator, processes, steady
+):
+    """Every worker of the case is asked for them, and the row says so (malloc_env)."""
+    from jacbench.measure import runner, store
+
+    asked = []
+
+    def run_worker(spec, limits, allocator, steady=False):
+        asked.append(steady)
+        return {"status": "ok", "message": "", "warm_median_s": 0.01, "warm_values": [0.01]}
+
+    monkeypatch.setattr(harness, "run_worker", run_worker)
+    case = Case(framework="jax", strategy="jvp", paths=100, ratio_processes=processes,
+                allocator=allocator)  # fmt: skip
+    assert case.steady_heap is steady
+    row = runner.measure_case(case)
+    assert asked == [steady] * processes
+    assert row["malloc_env"] == ("MALLOC_MMAP_THRESHOLD_=33554432 "
+                                 "MALLOC_TRIM_THRESHOLD_=4294967296" if steady else "")  # fmt: skip
+    assert store.row_current({"method": "2", "allocator": allocator,
+                              "ratio_processes": str(processes)}) is not steady  # fmt: skip

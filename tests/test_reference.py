@@ -129,6 +129,11 @@ def test_the_check_names_the_rows_of_an_older_method_without_failing(copy, monke
     _rewrite(copy, lambda rows: [r | {"method": store.METHOD} for r in rows])
     _rewrite(crossover.path_for(copy), lambda rows: [r | {"method": store.METHOD} for r in rows])
     assert reference.older_method(copy) == ""
+    # Method 2 is older only for the cases method 3 changed: several processes, plain glibc.
+    _rewrite(copy, lambda rows: [r | {"method": 2} for r in rows])
+    changed = [r for r in store.read_rows(copy)
+               if r["allocator"] == "glibc" and int(r["ratio_processes"]) > 1]  # fmt: skip
+    assert changed and reference.older_method(copy).startswith(f"{len(changed)} of its ")
 
 
 def test_a_fresh_reference_measures_every_case_again(copy, monkeypatch, capsys):

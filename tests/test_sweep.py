@@ -78,7 +78,7 @@ def test_rows_of_an_older_method_are_measured_again_in_their_place(tmp_path, nap
         writer.writeheader()
         writer.writerows(rows)
     kept = rows[2]
-    assert store.keys(out, method=store.METHOD) == {kept["key"]}
+    assert store.methods(out) == {rows[0]["key"]: 1, rows[1]["key"]: 1, kept["key"]: store.METHOD}
     assert main(args) == 0
     again = _rows(out)
     assert [r["key"] for r in again] == [r["key"] for r in rows]
@@ -91,6 +91,17 @@ def test_rows_of_an_older_method_are_measured_again_in_their_place(tmp_path, nap
 def test_a_row_without_the_method_column_reads_as_the_first_method():
     assert store.row_method({"method": ""}) == store.row_method({}) == 1
     assert store.row_method({"method": "2"}) == 2
+
+
+def test_method_3_makes_only_the_cases_it_changed_older():
+    """Method 3 fixed glibc's thresholds for cases timed in several processes under plain glibc:
+    their rows of method 2 are measured again, every other case's stand; method 1 never does."""
+    assert store.METHOD == 3
+    assert not store.current(2, "glibc", 3) and store.current(3, "glibc", 3)
+    for allocator, processes in (("glibc", 1), ("glibc-mmap", 3), ("jemalloc", 3)):
+        assert store.current(2, allocator, processes) and not store.current(1, allocator, processes)
+    assert not store.row_current({"method": "2", "allocator": "glibc", "ratio_processes": "3"})
+    assert store.row_current({"method": "2", "allocator": "glibc", "ratio_processes": ""})
 
 
 @pytest.mark.slow  # runs capped worker processes (a sweep, a kill, a timeout)

@@ -9,7 +9,7 @@ from typing import Any
 
 from jacbench.constants import ALL_ALLOCATORS
 from jacbench.errors import UsageError
-from jacbench.measure import harness
+from jacbench.measure import harness, heap
 from jacbench.measure.targets import Target, parse
 from jacbench.problems import PARAMS, SIZE
 from jacbench.problems.gbm import GBMParams
@@ -74,6 +74,11 @@ class Case:
             given = self.run_despite_model
             raise UsageError(f"run_despite_model must be true or false, got {given!r}")
         object.__setattr__(self, "target", target)
+
+    @property
+    def steady_heap(self) -> bool:
+        """Whether its workers run plain glibc with its thresholds fixed (heap.steadies)."""
+        return heap.steadies(self.allocator, self.ratio_processes)
 
     @property
     def baseline(self) -> Target | None:

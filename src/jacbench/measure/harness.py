@@ -22,7 +22,7 @@ import psutil
 
 from jacbench.constants import ALL_ALLOCATORS, ALLOCATOR_EXPERIMENTS, GIB
 from jacbench.errors import UsageError
-from jacbench.measure.heap import TRIM_VARIABLE
+from jacbench.measure.heap import STEADY, TRIM_VARIABLE
 from jacbench.measure.worker import thread_environment
 
 JEMALLOC_PATHS = (
@@ -52,10 +52,11 @@ def jemalloc_path() -> str | None:
     return next((p for p in JEMALLOC_PATHS if os.path.exists(p)), None)
 
 
-def allocator_environment(allocator: str) -> dict[str, str]:
-    """Variables that select the worker's allocator; UsageError if it is unknown or missing."""
+def allocator_environment(allocator: str, steady: bool = False) -> dict[str, str]:
+    """Variables that select the worker's allocator (plain glibc's thresholds fixed if steady,
+    see heap.STEADY); UsageError if it is unknown or missing."""
     if allocator == "glibc":
-        return {}
+        return dict(STEADY) if steady else {}
     if allocator == "glibc-mmap":
         return {"MALLOC_MMAP_THRESHOLD_": MMAP_THRESHOLD}
     if allocator == "jemalloc":
@@ -101,11 +102,14 @@ def _kill_group(popen: subprocess.Popen) -> None:
         pass
 
 
-def run_worker(spec: dict, limits: Limits, allocator: str = "glibc") -> dict[str, Any]:
-    """Launch the worker for spec, watch it, and return its record with a status."""
-    env = dict(os.environ)
+def run_worker(
+    spec: dict, limits: Limits, allocator: str = "glibc", steady: bool = False
+) -> dict[str, Any]:
+    """Launch the worker for spec (under allocator, glibc's thresholds fixed if steady), watch
+    it, and return its record with a status."""
+    env = {k: v for k, v in os.environ.items() if k not in STEADY}
     env.update(thread_environment(int(spec.get("threads", 1))))
-    env.update(allocator_environment(allocator))
+    env.update(allocator_environment(allocator, steady))
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         popen = subprocess.Popen(
             [sys.executable, "-m", "jacbench.measure.worker", json.dumps(spec)],

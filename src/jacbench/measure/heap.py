@@ -9,6 +9,11 @@ cannot be read (another libc, a glibc before 2.33) nothing is recorded and the c
 An allocator variant may also ask, through TRIM_VARIABLE in the worker's environment, for
 malloc_trim(0) after every call of the target, to see how much of what glibc keeps it gives
 back to the kernel when asked.
+
+A case timed in several processes runs plain glibc with its two thresholds fixed (STEADY, see
+steadies): left to adjust them, glibc gave a simulation's freed arrays back to the kernel after
+every call in one process and kept them in the next, so the same call paid 15,000 page faults
+in one and none in another, and a ratio across processes measured that, not the strategy.
 """
 
 from __future__ import annotations
@@ -20,6 +25,21 @@ from typing import Any
 
 # Set to "1" by the harness for an allocator that trims after every call (see harness).
 TRIM_VARIABLE = "JACBENCH_MALLOC_TRIM"
+
+# The thresholds glibc's own rule reaches in a long-running process, fixed from the start: a
+# block under 32 MiB (the most the rule raises the mmap threshold to on 64-bit) comes from the
+# heap, a larger one is a mapping of its own, as it would be anyway; and the top of the heap is
+# not given back below 4 GiB, so that what a call frees the next reuses whatever else the heap
+# holds. Setting either also stops glibc's adjustment of both.
+STEADY = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_": str(4 * 2**30)}
+
+
+def steadies(allocator: str, ratio_processes) -> bool:
+    """Whether a case's workers run with STEADY: under plain glibc, where the case is timed in
+    more than one process (its rows then compare processes). The allocator variants keep their
+    own settings: they are what the allocator chapter measures."""
+    return allocator == "glibc" and int(ratio_processes or 1) > 1
+
 
 _FIELDS = ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
            "fordblks", "keepcost")  # fmt: skip

@@ -78,3 +78,11 @@ def free_every_other_block() -> int:
         libc.free(p)
     _held.extend(blocks[1::2])  # the last block is held: no hole borders malloc's top chunk
     return BLOCKS_HELD * BLOCK
+
+
+def allocate_20mb() -> int:
+    """Allocate and touch 20 MB, then free it: under glibc's fixed thresholds (heap.STEADY) a
+    block from the heap that the next call reuses, under glibc-mmap a mapping of its own that
+    every call faults in again."""
+    block = np.ones(20 * MB, dtype=np.uint8)
+    return int(block.sum() > 0) * block.nbytes

@@ -5,11 +5,12 @@ to run despite the model (to record how long it ran and what it held when the ca
 A case whose cap is above half the machine's RAM runs alone, never beside another. A case with a
 simulation baseline is timed against it in pairs, in its own worker and, if one call is quick
 enough, in ratio_processes - 1 more (pyperf's way: the spread between processes shows too); those
-workers time warm calls as well, and the row's warm times pool every worker's, since a process's
-allocator state can put the same call at 15 ms in one worker and 50 ms in the next.
+workers time warm calls as well, and the row's warm times pool every worker's. Under plain glibc
+the workers of such a case run with the allocator's thresholds fixed (measure.heap.STEADY):
+left to adjust them, glibc put the same call at 15 ms in one worker and 50 ms in the next.
 A rerun skips every case whose key (spec and environment) is already in the file, measured with
-the current method (store.METHOD); a row of an older method is measured again and replaced where
-it stands. One sweep at a time writes a file (store.locked).
+a method that is current for it (store.current); a row of an older method is measured again and
+replaced where it stands. One sweep at a time writes a file (store.locked).
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def measure_case(case: Case) -> dict[str, Any]:
         return row
     limits = harness.Limits(mem_cap=case.mem_cap, timeout=case.timeout)
     try:
-        rec = harness.run_worker(case.worker_spec(), limits, case.allocator)
+        rec = harness.run_worker(case.worker_spec(), limits, case.allocator, case.steady_heap)
     except UsageError as e:
         rec = {"status": "error", "message": str(e)}
     paired = [rec]
@@ -115,6 +116,7 @@ def measure_case(case: Case) -> dict[str, Any]:
     if rec.get("status") == "ok" and case.ratio_processes > 1 and quick:
         paired += _more_processes(case, limits, rec)
     row.update({k: rec.get(k) for k in store.METRIC_FIELDS if k in rec})
+    row["malloc_env"] = store.malloc_text(case.steady_heap)
     if rec.get("status") == "ok":
         row.update(warm_pooled(paired))
     row.update(ratio_summary([list(r.get("ratio_values") or []) for r in paired], paired))
@@ -163,7 +165,8 @@ def _more_processes(case: Case, limits: harness.Limits, rec: dict) -> list[dict]
     values: list[dict] = []
     failed = []
     for _ in range(case.ratio_processes - 1):
-        more = harness.run_worker(case.worker_spec(extra=True), limits, case.allocator)
+        spec = case.worker_spec(extra=True)
+        more = harness.run_worker(spec, limits, case.allocator, case.steady_heap)
         if more.get("status") == "ok" and more.get("warm_values"):
             values.append(more)
         else:
@@ -250,20 +253,20 @@ def _sweep_locked(cases: list[Case], out: Path, quiet: bool, fresh: bool, jobs: 
     if out.exists():
         store.check(out)
         store.repair(out)
-    done = store.keys(out, method=store.METHOD)
-    older = store.keys(out) - done
+    methods = store.methods(out)
+    seen: set[str] = set()
     meta = environment.metadata_record(env, cases, jobs, store.COLUMNS)
     store.write_json(store.meta_path(out), meta)
     progress = _Progress(len(cases), quiet)
     todo = []
     for case in cases:
         key = case.key(env_key)
-        if key in done:
+        if key in methods and store.current(methods[key], case.allocator, case.ratio_processes):
             progress.finish(case, {}, skipped=True)
-        else:
-            done.add(key)
+        elif key not in seen:
+            seen.add(key)
             todo.append((case, key))
-    again = sum(key in older for _, key in todo)
+    again = sum(key in methods for _, key in todo)
     if again and not quiet:
         print(f"jacbench: {again} case(s) of {out} were measured with an older method "
               f"(before method {store.METHOD}): measured again, each row replaced where it "

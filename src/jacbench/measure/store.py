@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from jacbench.errors import UsageError
+from jacbench.measure import heap
 
 SPEC_FIELDS = [
     "problem",
@@ -105,14 +106,20 @@ METRIC_FIELDS = [
     "wall_s",
     # The measuring method the row was taken with (see METHOD); blank in an older file: 1.
     "method",
+    # The allocator variables its workers ran with beyond those of its allocator (malloc_text):
+    # glibc's thresholds fixed, where the case is timed in several processes (heap.STEADY).
+    "malloc_env",
 ]
 # The measuring method of the rows a sweep writes now. A rerun measures again every case whose
 # row was taken with an older one and puts the new row in its place (see put_row), so a file
 # is whole at every moment of a re-measure. 1: the two sides of a pair timed back to back, the
 # warm calls those of the case's first worker only. 2: a quick side called once untimed before
 # its timed call (measure.worker.SETTLE_BELOW_S), the warm calls of all the case's workers
-# pooled (warm_by_process), the page faults of each call counted.
-METHOD = 2
+# pooled (warm_by_process), the page faults of each call counted. 3: as 2, and a case timed in
+# several processes under plain glibc runs with the allocator's thresholds fixed (heap.STEADY,
+# the row's malloc_env); for every other case 3 changed nothing, so its row of method 2 stands
+# (see current).
+METHOD = 3
 COLUMNS = ["key", "env", *SPEC_FIELDS, *METRIC_FIELDS]
 # The columns that hold numbers (bytes are floats: they can pass 2^53 only in theory); a blank
 # cell is None. The rest are text, but hwm_reset, a truth value.
@@ -262,12 +269,37 @@ def row_method(row) -> int:
         return 1
 
 
-def keys(path: Path, method: int | None = None) -> set[str]:
-    """The keys of the cases a results file holds (none if there is no file yet); with a
-    method, of those measured with it only."""
+def current(method: int, allocator: str, ratio_processes) -> bool:
+    """Whether a row of this method is current for a case with this allocator and count of
+    processes: of METHOD, or of 2 where METHOD's change (heap.steadies) does not touch it."""
+    if heap.steadies(allocator, ratio_processes):
+        return method >= METHOD
+    return method >= 2
+
+
+def row_current(row) -> bool:
+    """current, for a results row (read or typed)."""
+    return current(row_method(row), row.get("allocator"), _count(row.get("ratio_processes")))
+
+
+def _count(value) -> int:
+    try:
+        return int(float(value))
+    except (TypeError, ValueError):
+        return 1
+
+
+def malloc_text(steady: bool) -> str:
+    """The row's malloc_env: the variables heap.STEADY sets, or nothing."""
+    return " ".join(f"{k}={v}" for k, v in heap.STEADY.items()) if steady else ""
+
+
+def methods(path: Path) -> dict[str, int]:
+    """Each case's key in a results file (none if there is no file yet) and the method its row
+    was measured with."""
     if not Path(path).exists():
-        return set()
-    return {r["key"] for r in read_rows(path) if method is None or row_method(r) == method}
+        return {}
+    return {r["key"]: row_method(r) for r in read_rows(path)}
 
 
 def put_row(path: Path, row: dict[str, Any]) -> None:

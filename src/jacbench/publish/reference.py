@@ -96,18 +96,19 @@ def coverage_problems(results: Path, profile: str = PROFILE) -> list[str]:
 
 
 def older_method(results: Path) -> str:
-    """One line on the rows (crossover included) measured with an older method than a sweep's
-    now (store.METHOD), which `make reference` measures again; empty when there is none. Not a
-    coverage problem: the dataset is whole while they are measured again, row by row."""
+    """One line on the rows (crossover included) measured with a method older than the one a
+    sweep uses now for their case (store.current), which `make reference` measures again; empty
+    when there is none. Not a coverage problem: the dataset is whole while they are measured
+    again, row by row."""
     rows = [r for path in (Path(results), crossover.path_for(Path(results))) if path.exists()
             for r in store.read_rows(path)]  # fmt: skip
-    older = sum(store.row_method(r) < store.METHOD for r in rows)
+    older = sum(not store.row_current(r) for r in rows)
     if not older:
         return ""
     return (
         f"{older} of its {len(rows)} rows were measured with an older method than the current "
-        f"one ({store.METHOD}, see store.METHOD); `make reference` measures them again, each "
-        "row replaced where it stands"
+        f"one for their case ({store.METHOD}, see store.METHOD); `make reference` measures "
+        "them again, each row replaced where it stands"
     )
 
 
