@@ -898,6 +898,41 @@ def test_the_method_says_how_far_the_processes_of_one_simulation_differ(small):
     )
 
 
+def test_the_method_says_how_glibc_ran_where_processes_are_compared(small):
+    # The fixture times every case in one process: glibc as it comes, nothing to compare.
+    assert method.heap_sentence(small) == "Every worker ran glibc's malloc as it comes."
+    df = small.copy()
+    several = df.index[(df["paths"] == 1000) & (df["framework"] == "torch")
+                       & (df["status"] == "ok") & (df["allocator"] == "glibc")
+                       & (df["dtype"] == "float32") & (df["problem"] == "gbm")]  # fmt: skip
+    df.loc[several, "ratio_processes"] = 3
+    # Measured before method 3: as it comes, and what that does.
+    assert method.heap_sentence(df).startswith("Every worker ran glibc's malloc as it comes, ")
+    sims = [i for i in several if df.loc[i, "target"] == "simulation"]
+    assert sims
+    df.loc[several, "malloc_env"] = store.malloc_text(True)
+    df.loc[several, "warm_faults"] = 0.0
+    df.loc[sims[0], "warm_faults"] = 1500.0
+    said = method.heap_sentence(df)
+    assert "thresholds fixed (MALLOC_MMAP_THRESHOLD_ at 32 MiB" in said
+    median = f"{round(float(df.loc[sims, 'warm_faults'].median())):,}"
+    assert f"took a median of {median} page faults at N = 1,000: a block above 32 MiB" in said
+    # A second size: each its own median.
+    big = sims[1]
+    df.loc[big, ["paths", "warm_faults"]] = 100_000, 12_501.0
+    rest = f"{round(float(df.loc[[i for i in sims if i != big], 'warm_faults'].median())):,}"
+    two = method.heap_sentence(df)
+    assert f"a median of {rest} page faults at N = 1,000 and 12,501 at N = 100,000:" in two
+    assert "That is how" not in said
+    assert said.endswith("The allocator variants and the cases timed in one process run it as "
+                         "it comes.")  # fmt: skip
+    # Half way through measuring again: how many of each.
+    df.loc[several[:1], "malloc_env"] = pd.NA
+    mixed = method.heap_sentence(df)
+    assert f"That is how {len(several) - 1} of the {len(several)} cases timed in several " in mixed
+    assert "the other 1, of an older method, ran glibc as it comes" in mixed
+
+
 def test_the_cost_tables_lay_out_each_strategy_on_both_baselines(small):
     own, common = chapter.costs_tables(small)
     rows = chapter.costs(small)

@@ -1,5 +1,6 @@
 """The GBM chapter's method, said from the rows: in how many processes its ratios were timed, how
-the two sides of a pair were timed, and how far one simulation's processes moved apart."""
+the two sides of a pair were timed, how far one simulation's processes moved apart, and how
+glibc's malloc ran in them."""
 
 from __future__ import annotations
 
@@ -85,3 +86,49 @@ def process_spread_sentence(df: pd.DataFrame) -> str:
         f"{formats.count(row['paths'])}{under} took a median of {formats.time(min(medians))} "
         f"in one and {formats.time(max(medians))} in another."
     )
+
+
+def heap_sentence(df: pd.DataFrame) -> str:
+    """How glibc ran in the workers of the cases timed in several processes, from the rows'
+    malloc_env: with its thresholds fixed (method 3), how many page faults a warm call of their
+    simulations then took at each N, and why there are any; in a dataset being measured again,
+    how many were not."""
+    rows = queries.gbm(df, ("strategy", "simulation"), status="ok")
+    several = rows[(rows["ratio_processes"] > 1) & (rows["allocator"] == "glibc")]
+    if several.empty:
+        return "Every worker ran glibc's malloc as it comes."
+    fixed = several[[not formats.missing(v) and bool(str(v).strip())
+                     for v in several["malloc_env"]]]  # fmt: skip
+    if fixed.empty:
+        return (
+            "Every worker ran glibc's malloc as it comes, which decides by what else a process "
+            "holds whether a call's freed arrays go back to the kernel, to be faulted in again "
+            "by the next call: one cause of the differences between processes."
+        )
+    said = (
+        "The workers of a case timed in several processes run glibc's malloc with its two "
+        "thresholds fixed (MALLOC_MMAP_THRESHOLD_ at 32 MiB, the most its own rule raises it "
+        "to, and MALLOC_TRIM_THRESHOLD_ at 4 GiB), so that a call may reuse what the last one "
+        "freed; left to adjust them, glibc gives a call's freed arrays back to the kernel in one "
+        "process and keeps them in the next, by what else each holds"
+    )
+    sims = fixed[fixed["target"] == "simulation"].dropna(subset=["warm_faults"])
+    if not sims.empty:
+        medians = sims.groupby("paths")["warm_faults"].median()
+        at = [f"{formats.count(round(float(f)))} at N = {formats.count(n)}"
+              for n, f in medians.items()]  # fmt: skip
+        at[0] = at[0].replace(" at N", " page faults at N", 1)
+        said += (
+            ". So timed, a warm call of their simulations took a median of "
+            f"{' and '.join(filter(None, [', '.join(at[:-1]), at[-1]]))}: a block "
+            "above 32 MiB is a mapping of its own whatever the threshold, given back to the "
+            "kernel when freed, unless the heap holds a free region that large already (as "
+            "after a Jacobian's call)"
+        )
+    if len(fixed) < len(several):
+        said += (
+            f". That is how {len(fixed)} of the {len(several)} cases timed in several processes "
+            f"were measured; the other {len(several) - len(fixed)}, of an older method, ran "
+            "glibc as it comes"
+        )
+    return said + ". The allocator variants and the cases timed in one process run it as it comes."
