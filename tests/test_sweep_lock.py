@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from jacbench.cli import main
-from jacbench.measure import store
+from jacbench.measure import lock, store
 from jacbench.report import data
 
 DATA = Path(__file__).parent / "data"
@@ -20,8 +20,8 @@ DATA = Path(__file__).parent / "data"
 # "held" on stdout, and keeps it until its stdin closes.
 HOLDER = """
 import sys
-from jacbench.measure import store
-with store.locked(sys.argv[1], wait=sys.argv[2] == "wait"):
+from jacbench.measure import lock
+with lock.locked(sys.argv[1], wait=sys.argv[2] == "wait"):
     print("held", flush=True)
     sys.stdin.read()
 """
@@ -51,7 +51,7 @@ def test_a_second_sweep_on_a_file_being_written_names_the_first_and_exits_2(
     holder = _hold(out)
     try:
         assert holder.stdout.readline() == "held\n"
-        assert store.lock_path(out).read_text().strip() == str(holder.pid)
+        assert lock.lock_path(out).read_text().strip() == str(holder.pid)
         args = ["sweep", "--profile", str(naps_profile), "--out", str(out), "--quiet"]
         assert main(args) == 2
         err = capsys.readouterr().err.splitlines()
@@ -62,7 +62,7 @@ def test_a_second_sweep_on_a_file_being_written_names_the_first_and_exits_2(
         assert not out.exists() and not store.meta_path(out).exists()
     finally:
         _release(holder)
-    assert not store.lock_path(out).exists()  # the holder removed it on its way out
+    assert not lock.lock_path(out).exists()  # the holder removed it on its way out
 
 
 def test_with_wait_a_second_locker_says_so_and_goes_on_once_the_first_ends(tmp_path):
@@ -76,12 +76,12 @@ def test_with_wait_a_second_locker_says_so_and_goes_on_once_the_first_ends(tmp_p
         assert str(out) in line
         _release(first)
         assert second.stdout.readline() == "held\n"
-        assert store.lock_path(out).read_text().strip() == str(second.pid)
+        assert lock.lock_path(out).read_text().strip() == str(second.pid)
     finally:
         if first.poll() is None:
             _release(first)
         _release(second)
-    assert not store.lock_path(out).exists()
+    assert not lock.lock_path(out).exists()
 
 
 def test_the_lock_of_a_killed_sweep_is_free(tmp_path):
@@ -91,10 +91,10 @@ def test_the_lock_of_a_killed_sweep_is_free(tmp_path):
     holder.send_signal(signal.SIGKILL)
     holder.wait(timeout=60)
     # Its lock file stays behind, naming it; the kernel has released the lock itself.
-    assert store.lock_path(out).read_text().strip() == str(holder.pid)
-    with store.locked(out):
-        assert store.lock_path(out).read_text().strip() == str(os.getpid())
-    assert not store.lock_path(out).exists()
+    assert lock.lock_path(out).read_text().strip() == str(holder.pid)
+    with lock.locked(out):
+        assert lock.lock_path(out).read_text().strip() == str(os.getpid())
+    assert not lock.lock_path(out).exists()
 
 
 def test_a_key_found_twice_reads_as_its_last_row_and_one_line_says_so(tmp_path, capsys):
@@ -159,7 +159,7 @@ def test_two_sweeps_at_once_on_one_file_leave_each_case_once(tmp_path, naps_prof
 
 def test_a_lock_that_cannot_be_opened_is_one_line(tmp_path, capsys, naps_profile):
     out = tmp_path / "r.csv"
-    store.lock_path(out).mkdir()  # a folder where the lock file should be: no one can open it
+    lock.lock_path(out).mkdir()  # a folder where the lock file should be: no one can open it
     args = ["sweep", "--profile", str(naps_profile), "--out", str(out), "--quiet"]
     assert main(args) == 2
     err = capsys.readouterr().err.splitlines()

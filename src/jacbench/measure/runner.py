@@ -10,7 +10,7 @@ the workers of such a case run with the allocator's thresholds fixed (measure.he
 left to adjust them, glibc put the same call at 15 ms in one worker and 50 ms in the next.
 A rerun skips every case whose key (spec and environment) is already in the file, measured with
 a method that is current for it (store.current); a row of an older method is measured again and
-replaced where it stands. One sweep at a time writes a file (store.locked).
+replaced where it stands. One sweep at a time writes a file (lock.locked).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import psutil
 
 from jacbench.constants import GIB
 from jacbench.errors import UsageError
-from jacbench.measure import environment, harness, profiles, store, worker
+from jacbench.measure import environment, harness, lock, profiles, store, worker
 from jacbench.measure.case import Case
 
 # A target slower than this per call is timed against its simulation in its own worker only:
@@ -232,7 +232,7 @@ def run_sweep(
     With jobs > 1, that many workers run at once (give each case threads * jobs <= cores, or
     the cases slow each other down), except that a case whose cap is above half the RAM runs
     alone (see batches); this process alone writes the rows, one at a time. Another sweep
-    writing out is a UsageError naming it, or with wait, is waited for (store.locked): two
+    writing out is a UsageError naming it, or with wait, is waited for (lock.locked): two
     sweeps never measure into one file at once.
     """
     out = Path(out)
@@ -240,7 +240,7 @@ def run_sweep(
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UsageError(f"cannot write {out}: {e.strerror}") from None
-    with store.locked(out, wait=wait):
+    with lock.locked(out, wait=wait):
         _sweep_locked(list(cases), out, quiet, fresh, jobs)
     return out
 
