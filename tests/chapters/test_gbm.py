@@ -9,6 +9,7 @@ import pytest
 
 from jacbench.constants import FRAMEWORKS
 from jacbench.measure import store
+from jacbench.report import formats
 from jacbench.report.chapters import accuracy, allocator, blocked, compilation, method
 from jacbench.report.chapters import gbm as chapter
 from jacbench.report.formats import NOT_MEASURED
@@ -126,12 +127,27 @@ def test_cells_are_whole_numbers_from_ten_times_up(small):
     assert chapter.memory_cell(13.6 * MIB, None) == chapter.memory_cell(13.6 * MIB, np.nan)
 
 
+def test_the_answer_states_the_range_of_its_ratios_over_every_n(small):
+    picked = [("torch", "pathwise"), ("jax", "jacfwd")]
+    rows = small[small["ratio_median"].notna() & (small["problem"] == "gbm")
+                 & (small["dtype"] == "float32") & (small["allocator"] == "glibc")
+                 & small[["framework", "strategy"]].apply(tuple, axis=1).isin(picked)]  # fmt: skip
+    low, high = rows["ratio_median"].min(), rows["ratio_median"].max()
+    said = chapter.ratio_range(small, picked)
+    assert said == f"between {formats.times(low)} and {formats.times(high)}"
+    df = small.copy()
+    _set(df, "torch", "pathwise", 1000, ratio_median=9.5)  # a size where it costs more
+    assert chapter.ratio_range(df, picked).endswith("and 9.5×")
+    assert chapter.ratio_range(small, [("torch", "nothing")]) == "(no ratio measured)"
+
+
 def test_ratios_below_one_leave_the_closed_form_out(small):
     # numpy's closed form is at 0.65×, every other ratio at 1.1× or more.
     assert _row(small, "numpy", "analytic", 1000)["ratio_median"] < 1
     assert chapter.below_one(small) == "in these results none is"
     df = small.copy()
     _set(df, "torch", "pathwise", 10_000, ratio_median=0.9)
+    assert chapter.below_one(df) == "in these results one is, at N = 10,000"
     _set(df, "jax", "jvp", 1000, ratio_median=0.8)
     assert chapter.below_one(df) == "in these results 2 are, all at N ≤ 10,000"
     df["ratio_median"] = np.nan

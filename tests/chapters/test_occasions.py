@@ -59,13 +59,18 @@ def test_the_sentence_says_when_the_occasions_used_different_methods(small):
     said = occasions.sentence(occasions.moved(first, second, 1000), 1000)
     assert said.endswith(
         " For all of these ratios the two occasions used different measuring methods (the "
-        "dataset has been measured again with settled pairs since the second occasion; see how "
-        "the ratios are measured), so their movement includes the change of method as well as "
-        "the occasions'."
+        "dataset's settled pairs, the second occasion's pairs timed back to back; see how the "
+        "ratios are measured), so their movement includes the change of method as well as the "
+        "occasions'."
     )
     _set(second, "torch", "pathwise", 1000, method=2)
     note = occasions.method_note(occasions.moved(first, second, 1000))
     assert note.startswith(" For 19 of these 20 ratios the two occasions")
+    first["method"] = 3  # and again, with glibc's thresholds fixed
+    note = occasions.method_note(occasions.moved(first, second, 1000))
+    assert (
+        "(the dataset's settled pairs and glibc's thresholds fixed, the second occasion's " in note
+    )
 
 
 def test_one_occasion_says_so(small):

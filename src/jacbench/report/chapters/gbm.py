@@ -193,14 +193,18 @@ def timed_ratios(df: pd.DataFrame) -> pd.DataFrame:
 
 def below_one(df: pd.DataFrame) -> str | None:
     """How many ratios are below 1 for a computation that contains the simulation: 'in these
-    results none is', 'in these results 2 are, all at N ≤ 1,000'; None where none was timed."""
+    results none is', 'in these results one is, at N = 100', 'in these results 2 are, all at
+    N ≤ 1,000'; None where none was timed."""
     ratios = timed_ratios(df)
     if not len(ratios):
         return None
     low = ratios[ratios["ratio_median"] < 1]
     if not len(low):
         return "in these results none is"
-    return f"in these results {len(low)} are, all at N ≤ {formats.count(low['paths'].max())}"
+    at = formats.count(low["paths"].max())
+    if len(low) == 1:
+        return f"in these results one is, at N = {at}"
+    return f"in these results {len(low)} are, all at N ≤ {at}"
 
 
 def compiled_pairs() -> list[tuple[str, str, str]]:
@@ -324,3 +328,16 @@ def in_short(paths: int, speedup: float | None, memory_ratio: float | None) -> s
         "gradient, which every framework has, make two passes or one; the figures and the costs "
         "table below measure each strategy against N."
     )
+
+
+def ratio_range(df: pd.DataFrame, strategies: list[tuple[str, str]]) -> str:
+    """The lowest and highest ratio to the simulation of these (framework, strategy) pairs over
+    every N at which they were timed: 'between 1.4× and 3.8×'; where none was, that it was not
+    measured."""
+    rows = queries.gbm(df, status="ok").dropna(subset=["ratio_median"])
+    chosen = [(fw, name) in strategies for fw, name in zip(rows["framework"], rows["strategy"],
+                                                            strict=True)]  # fmt: skip
+    ratios = rows[chosen]["ratio_median"]
+    if ratios.empty:
+        return "(no ratio measured)"
+    return f"between {formats.times(ratios.min())} and {formats.times(ratios.max())}"

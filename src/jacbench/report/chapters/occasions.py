@@ -98,19 +98,33 @@ def sentence(table: pd.DataFrame | None, paths: int | None) -> str:
     )
 
 
+# What each measuring method was (store.METHOD), as the note on two occasions names it.
+METHOD_WORDS = {
+    1: "pairs timed back to back",
+    2: "settled pairs",
+    3: "settled pairs and glibc's thresholds fixed",
+}
+
+
 def method_note(table: pd.DataFrame) -> str:
     """A sentence when the two occasions measured some ratio with different methods (one of
     them measured again since), whose movement then is the method's as much as the
-    occasion's; empty when every ratio was measured alike on both."""
-    differ = sum(
-        store.row_method(r["first"]) != store.row_method(r["second"]) for _, r in table.iterrows()
-    )
+    occasion's, each side's method named (its most frequent); empty when every ratio was
+    measured alike on both."""
+    first = [store.row_method(r["first"]) for _, r in table.iterrows()]
+    second = [store.row_method(r["second"]) for _, r in table.iterrows()]
+    differ = sum(a != b for a, b in zip(first, second, strict=True))
     if not differ:
         return ""
     which = "all of these" if differ == len(table) else f"{differ} of these {len(table)}"
+
+    def words(methods: list[int]) -> str:
+        method = max(set(methods), key=methods.count)
+        return METHOD_WORDS.get(method, f"method {method}")
+
     return (
         f" For {which} ratios the two occasions used different measuring methods (the "
-        "dataset has been measured again with settled pairs since the second occasion; see "
-        "how the ratios are measured), so their movement includes the change of method as "
-        "well as the occasions'."
+        f"dataset's {words(first)}, the second occasion's {words(second)}; see how the ratios "
+        "are measured), so their movement includes the change of method as well as the "
+        "occasions'."
     )
