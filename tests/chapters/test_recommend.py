@@ -410,38 +410,6 @@ def test_the_fix_over_repeated_calls(small):
     assert "grew to 1.5 GiB from the first call's 1000.0 MiB" in rec.fix_repeated(grown)
 
 
-def test_float64_against_float32_per_framework(small):
-    # The fixture's float64 row: PyTorch's jacfwd at N = 1,000, 0.2 ms against 4.22 ms.
-    (cost,) = rec.float64_costs(small).itertuples()
-    assert (cost.framework, cost.strategy, cost.paths) == ("torch", "jacfwd", 1000)
-    assert cost.over == pytest.approx(0.0002 / 0.0042206, rel=1e-4)
-    small = small[small["dtype"] == "float32"]
-    assert rec.float64_costs(small).empty
-    assert rec.float64_sentence(rec.float64_costs(small)) == (
-        "float64 was not measured beside float32 in this build."
-    )
-    df = copy(small, at(small, "torch", "jvp", paths=100_000), dtype="float64",
-              warm_median_s=small.loc[at(small, "torch", "jvp", paths=100_000),
-                                      "warm_median_s"] * 4.7)  # fmt: skip
-    df = copy(df, at(small, "jax", "pathwise", paths=10_000), dtype="float64",
-              warm_median_s=small.loc[at(small, "jax", "pathwise", paths=10_000),
-                                      "warm_median_s"] * 1.4)  # fmt: skip
-    costs = rec.float64_costs(df)
-    assert list(zip(costs["framework"], costs["strategy"], strict=True)) == [
-        ("torch", "jvp"),
-        ("jax", "pathwise"),
-    ]
-    assert list(costs["over"]) == pytest.approx([4.7, 1.4])
-    assert rec.float64_sentence(costs) == (
-        "At the N measured, float64 takes PyTorch 4.7× (jvp); JAX 1.4× (pathwise) the float32 time."
-    )
-    df = copy(df, at(small, "torch", "pathwise", paths=10_000), dtype="float64",
-              paths=100_000, warm_median_s=1.0)  # fmt: skip
-    df = copy(df, df.index.max(), dtype="float32", warm_median_s=0.5)
-    said = rec.float64_sentence(rec.float64_costs(df))
-    assert "PyTorch 2.0× (pathwise) to 4.7× (jvp)" in said
-
-
 def test_the_blocked_forms_are_the_registry_s():
     hand = {"torch": ["blocked-pathwise", "blocked-jvp"],
             "tensorflow": ["blocked-pathwise-function", "blocked-forward-function"],

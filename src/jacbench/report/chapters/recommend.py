@@ -205,47 +205,6 @@ def fd_accuracy(df: pd.DataFrame) -> str:
     )
 
 
-# --- float32 or float64 ----------------------------------------------------------------------
-
-
-def float64_costs(df: pd.DataFrame) -> pd.DataFrame:
-    """Every AD strategy measured correctly in float64 at some N beside its float32 row at the
-    same N (allocator glibc): its two warm medians and float64's over float32's."""
-    f64 = queries.gbm(df, framework=AD_FRAMEWORKS, dtype="float64", status="ok")
-    rows = []
-    for _, r in f64.iterrows():
-        f32 = queries.one(queries.gbm(df, framework=r["framework"], status="ok"),
-                          strategy=r["strategy"], paths=r["paths"])  # fmt: skip
-        if f32 is None:
-            continue
-        rows.append({"framework": r["framework"], "strategy": r["strategy"],
-                     "paths": int(r["paths"]), "float32_s": float(f32["warm_median_s"]),
-                     "float64_s": float(r["warm_median_s"])})  # fmt: skip
-    out = pd.DataFrame(rows, columns=["framework", "strategy", "paths", "float32_s", "float64_s"])
-    out["over"] = out["float64_s"] / out["float32_s"]
-    order = out["framework"].map(AD_FRAMEWORKS.index)
-    return out.iloc[order.argsort(kind="stable")].reset_index(drop=True)
-
-
-def float64_sentence(costs: pd.DataFrame) -> str:
-    """What float64 costs per framework, as the range of float64/float32 over its strategies."""
-    if costs.empty:
-        return "float64 was not measured beside float32 in this build."
-    parts = []
-    for fw, rows in costs.groupby("framework", sort=False):
-        lo, hi = rows.loc[rows["over"].idxmin()], rows.loc[rows["over"].idxmax()]
-        span = (
-            f"{formats.times(lo['over'])} ({lo['strategy']})"
-            if lo.name == hi.name
-            else f"{formats.times(lo['over'])} ({lo['strategy']}) to "
-            f"{formats.times(hi['over'])} ({hi['strategy']})"
-        )
-        parts.append(f"{FRAMEWORK_NAMES[fw]} {span}")
-    n = sorted(set(costs["paths"]))
-    at = f"N = {n[0]:,}" if len(n) == 1 else "the N measured"
-    return f"At {at}, float64 takes " + "; ".join(parts) + " the float32 time."
-
-
 # --- The candidates ---------------------------------------------------------------------------
 
 
