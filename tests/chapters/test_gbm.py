@@ -141,6 +141,38 @@ def test_the_answer_states_the_range_of_its_ratios_over_every_n(small):
     assert chapter.ratio_range(small, [("torch", "nothing")]) == "(no ratio measured)"
 
 
+def test_the_loop_s_time_growth_is_read_where_it_went_furthest(small):
+    df = small.copy()
+    base = df.index[(df["framework"] == "torch") & (df["problem"] == "gbm")][0]
+
+    def add(df, n, t, allocator):
+        row = df.loc[[base]].copy()
+        row.index = [df.index.max() + 1]
+        row[["strategy", "paths", "warm_median_s", "allocator", "status", "dtype"]] = (
+            "functional-loop",
+            n,
+            t,
+            allocator,
+            "ok",
+            "float32",
+        )
+        return pd.concat([df, row])
+
+    df = df[df["strategy"] != "functional-loop"]
+    assert chapter.loop_time_growth(df) == ""
+    # Both allocators reach 10,000: the faster there is read (jemalloc, not glibc-mmap).
+    for n, t, which in ((3000, 0.8578, "jemalloc"), (10_000, 5.2752, "jemalloc"),
+                            (3000, 5.8809, "glibc-mmap"), (10_000, 59.03, "glibc-mmap"),
+                            (1000, 0.2359, "glibc"), (3000, 0.8548, "glibc")):  # fmt: skip
+        df = add(df, n, t, which)
+    slope = math.log(5.2752 / 0.8578) / math.log(10_000 / 3000)
+    said = chapter.loop_time_growth(df)
+    assert said == f"as N^{slope:.2f} from N = 3,000 to 10,000 (under jemalloc)"
+    # Where it went furthest under one allocator only, that one.
+    only = df[df["allocator"] == "glibc"]
+    assert chapter.loop_time_growth(only).endswith("from N = 1,000 to 3,000 (under glibc)")
+
+
 def test_ratios_below_one_leave_the_closed_form_out(small):
     # numpy's closed form is at 0.65×, every other ratio at 1.1× or more.
     assert _row(small, "numpy", "analytic", 1000)["ratio_median"] < 1
