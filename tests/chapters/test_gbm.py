@@ -167,10 +167,10 @@ def test_the_loop_s_time_growth_is_read_where_it_went_furthest(small):
         df = add(df, n, t, which)
     slope = math.log(5.2752 / 0.8578) / math.log(10_000 / 3000)
     said = chapter.loop_time_growth(df)
-    assert said == f"as N^{slope:.2f} from N = 3,000 to 10,000 (under jemalloc)"
+    assert said == f"as N^{slope:.2f} from N = 3,000 to 10,000 under jemalloc"
     # Where it went furthest under one allocator only, that one.
     only = df[df["allocator"] == "glibc"]
-    assert chapter.loop_time_growth(only).endswith("from N = 1,000 to 3,000 (under glibc)")
+    assert chapter.loop_time_growth(only).endswith("from N = 1,000 to 3,000 under glibc")
 
 
 def test_ratios_below_one_leave_the_closed_form_out(small):

@@ -107,7 +107,7 @@ def test_gbm_in_short_gives_the_speedup_and_the_memory():
 
 
 def test_gbm_in_short_says_how_the_loop_grew_where_measured():
-    growth = "as N^1.51 from N = 3,000 to 10,000 (under jemalloc)"
+    growth = "as N^1.51 from N = 3,000 to 10,000 under jemalloc"
     said = gbm.in_short(1000, 1233.2, 143.0, growth)
     assert f"N² work: one after another (time measured growing {growth}) or all at once" in said
     assert "one after another (time) or all at once" in gbm.in_short(1000, 1233.2, 143.0)

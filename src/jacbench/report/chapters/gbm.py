@@ -354,7 +354,7 @@ def loop_time_growth(
 ) -> str:
     """How the warm time of a reverse-mode loop grew between the two largest N it ran at, under
     the allocator where it went furthest (the fastest there on a tie): 'as N^1.51 from
-    N = 3,000 to 10,000 (under jemalloc)'; its N² work shows only once each sweep's fixed cost
+    N = 3,000 to 10,000 under jemalloc'; its N² work shows only once each sweep's fixed cost
     is small beside it. Empty where it ran at fewer than two N."""
     rows = queries.where(df, problem="gbm", framework=framework, strategy=name,
                          dtype="float32", status="ok").dropna(subset=["warm_median_s"])  # fmt: skip
@@ -370,4 +370,4 @@ def loop_time_growth(
     (n1, t1), (n2, t2) = mine[["paths", "warm_median_s"]].tail(2).itertuples(index=False)
     slope = math.log(t2 / t1) / math.log(n2 / n1)
     return (f"as N^{slope:.2f} from N = {formats.count(n1)} to {formats.count(n2)} "
-            f"(under {allocator})")  # fmt: skip
+            f"under {allocator}")  # fmt: skip
