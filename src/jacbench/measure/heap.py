@@ -31,7 +31,12 @@ TRIM_VARIABLE = "JACBENCH_MALLOC_TRIM"
 # heap, a larger one is a mapping of its own, as it would be anyway; and the top of the heap is
 # not given back below 4 GiB, so that what a call frees the next reuses whatever else the heap
 # holds. Setting either also stops glibc's adjustment of both.
-STEADY = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_": str(4 * 2**30)}
+MMAP_THRESHOLD = 32 * 2**20
+TRIM_THRESHOLD = 4 * 2**30
+STEADY = {
+    "MALLOC_MMAP_THRESHOLD_": str(MMAP_THRESHOLD),
+    "MALLOC_TRIM_THRESHOLD_": str(TRIM_THRESHOLD),
+}
 
 
 def steadies(allocator: str, ratio_processes) -> bool:

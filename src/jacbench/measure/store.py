@@ -259,10 +259,7 @@ def typed_rows(path: Path) -> list[dict[str, Any]]:
 def row_method(row) -> int:
     """The measuring method of a row, as read (text) or typed (a number, or None, NaN or pd.NA
     where blank; see METHOD): 1 where the file predates the column."""
-    try:
-        return int(float(row.get("method")))
-    except (TypeError, ValueError):  # blank, None, NaN, pd.NA
-        return 1
+    return _count(row.get("method"))
 
 
 def current(method: int, allocator: str, ratio_processes) -> bool:
@@ -279,6 +276,7 @@ def row_current(row) -> bool:
 
 
 def _count(value) -> int:
+    """A whole number as read (text) or typed; 1 where blank (None, NaN, pd.NA, '')."""
     try:
         return int(float(value))
     except (TypeError, ValueError):

@@ -23,7 +23,7 @@ def processes_phrase(df: pd.DataFrame) -> str:
     count = int(more["ratio_processes"].max())
     words = {2: "two", 3: "three", 4: "four", 5: "five"}
     names = [formats.count(n) for n in sizes]
-    where = " and ".join(filter(None, [", ".join(names[:-1]), names[-1]]))
+    where = formats.listing(names)
     return f"at N = {where} in up to {words.get(count, str(count))} such processes"
 
 
@@ -120,7 +120,7 @@ def heap_sentence(df: pd.DataFrame) -> str:
         at[0] = at[0].replace(" at N", " page faults at N", 1)
         said += (
             ". So timed, a warm call of their simulations took a median of "
-            f"{' and '.join(filter(None, [', '.join(at[:-1]), at[-1]]))}: a block "
+            f"{formats.listing(at)}: a block "
             "above 32 MiB is a mapping of its own whatever the threshold, given back to the "
             "kernel when freed, unless the heap holds a free region that large already (as "
             "after a Jacobian's call)"

@@ -6,11 +6,12 @@ from __future__ import annotations
 import pandas as pd
 
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
+from jacbench.measure import heap
 from jacbench.report import formats, queries
 
 # The largest block glibc's malloc serves from its heap when its thresholds are fixed
 # (measure.heap.STEADY): a larger one is a mapping of its own, faulted in on every call.
-HEAP_BLOCK_MAX = 32 * 2**20
+HEAP_BLOCK_MAX = heap.MMAP_THRESHOLD
 
 
 def float64_costs(df: pd.DataFrame) -> pd.DataFrame:
