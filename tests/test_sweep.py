@@ -343,3 +343,18 @@ def test_the_efficient_profile_measures_the_standard_profiles_cases_at_its_size(
     for fw, name in names:
         baseline = Case(framework=fw, strategy=name).baseline
         assert baseline is None or (fw, baseline.text) in names, (fw, name)
+
+
+def test_the_environment_key_ignores_a_few_kib_of_ram_but_not_a_gib():
+    """Machines of one kind report totals a few KiB apart from boot to boot: the same key, so a
+    rerun on the next boot keeps the rows; another GiB of memory, or another version, is another
+    environment."""
+    from jacbench.measure import environment
+
+    env = environment.environment()
+    here = environment.fingerprint(env)
+    assert environment.fingerprint({**env, "ram_bytes": 25_276_203_008}) == environment.fingerprint(
+        {**env, "ram_bytes": 25_276_194_816}
+    )
+    assert environment.fingerprint({**env, "ram_bytes": env["ram_bytes"] + 2**30}) != here
+    assert environment.fingerprint({**env, "torch": "0.0.0"}) != here

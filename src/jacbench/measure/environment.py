@@ -17,6 +17,7 @@ from typing import Any
 
 import psutil
 
+from jacbench.constants import GIB
 from jacbench.measure import harness
 from jacbench.measure.worker import thread_environment
 
@@ -69,8 +70,14 @@ def environment() -> dict[str, Any]:
 
 
 def fingerprint(env: dict[str, Any]) -> str:
-    """Short hash of the environment: rows measured elsewhere are not reused."""
-    return hashlib.sha256(json.dumps(env, sort_keys=True).encode()).hexdigest()[:12]
+    """Short hash of the environment: rows measured elsewhere are not reused. The memory counts
+    in whole GiB: machines of one kind report totals a few KiB apart from one boot to the next
+    (25,276,203,008 and 25,276,194,816 bytes), and a key that told them apart would measure a
+    whole dataset again after a reboot."""
+    keyed = {k: v for k, v in env.items() if k != "ram_bytes"}
+    if env.get("ram_bytes") is not None:
+        keyed["ram_gib"] = int(env["ram_bytes"]) // GIB
+    return hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def metadata_record(env: dict[str, Any], cases: list, jobs: int, columns: list[str]) -> dict:
