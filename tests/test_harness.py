@@ -123,7 +123,9 @@ def test_allocator_choices():
     assert harness.allocator_environment("glibc-mmap", steady=True) == {
         "MALLOC_MMAP_THRESHOLD_": "65536"
     }
-    with pytest.raises(UsageError, match="glibc, glibc-mmap, jemalloc"):
+    # glibc-heap: the same fixed thresholds, and no block a mapping of its own.
+    assert harness.allocator_environment("glibc-heap") == {**steady, "MALLOC_MMAP_MAX_": "0"}
+    with pytest.raises(UsageError, match="glibc, glibc-mmap, jemalloc, .*glibc-heap"):
         harness.allocator_environment("tcmalloc")
 
 
@@ -490,6 +492,22 @@ def test_fixed_thresholds_reach_the_worker_and_its_heap_reuses_a_freed_block():
     for asked in (False, True):
         mapped = harness.run_worker(case.worker_spec(), limits, "glibc-mmap", steady=asked)
         assert mapped["status"] == "ok" and min(mapped["warm_fault_values"]) > 0
+
+
+@pytest.mark.slow  # runs worker processes
+def test_no_block_is_mapped_under_glibc_heap_whatever_its_size():
+    """A 40 MB block, above the fixed 32 MiB threshold: a mapping that every warm call faults in
+    again under the thresholds alone (and under them when the harness's own environment holds
+    glibc-heap's variable: a worker gets only its allocator's); from the heap and reused under
+    glibc-heap."""
+    case = Case(framework="callable", strategy=f"callable:{PROBES}:allocate_40mb", repeats=5)
+    limits = harness.Limits(timeout=120)
+    heap = harness.run_worker(case.worker_spec(), limits, "glibc-heap")
+    assert heap["status"] == "ok" and heap["warm_fault_values"] == [0] * 5
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MALLOC_MMAP_MAX_", "0")
+        steady = harness.run_worker(case.worker_spec(), limits, "glibc", steady=True)
+    assert steady["status"] == "ok" and min(steady["warm_fault_values"]) > 0
 
 
 @pytest.mark.parametrize(

@@ -68,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     arguments.add_problem_arguments(p)
     _add_limits(p)
     p.add_argument("--allocator", default="glibc", help="glibc, glibc-mmap or jemalloc (and the "
-                   "allocator experiment's glibc-arena1, glibc-trim)")  # fmt: skip
+                   "allocator experiment's glibc-arena1, glibc-trim; glibc-heap: no block "
+                   "mapped)")  # fmt: skip
     # A case measured by hand gets the reference dataset's settings, so that it is the row the
     # book shows (where the profile gives that case no settings of its own).
     ref = _reference_defaults()
@@ -98,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--problems", help="comma-separated subset: gbm, moments, moments-batch")
     _add_limits(p)
     p.add_argument("--allocators", help="comma-separated: glibc, glibc-mmap, jemalloc, "
-                   "glibc-arena1, glibc-trim")  # fmt: skip
+                   "glibc-arena1, glibc-trim, glibc-heap")  # fmt: skip
     p.add_argument("--threads", type=int)
     p.add_argument("--out", help="results CSV (default: results/PROFILE.csv)")
     p.add_argument("--fresh", action="store_true", help="discard earlier rows and measure again")

@@ -24,8 +24,12 @@ ALLOCATORS = ("glibc", "glibc-mmap", "jemalloc")
 # arenas as the keeper, and malloc_trim(0) after every call, which gives back what is kept.
 # The chapters' tables and figures go over ALLOCATORS only.
 ALLOCATOR_EXPERIMENTS = ("glibc-arena1", "glibc-trim")
+# glibc as the cases timed in several processes run it (thresholds fixed, measure.heap.STEADY)
+# and with no block a mapping of its own (MALLOC_MMAP_MAX_=0): what mapping the arrays above
+# 32 MiB afresh on every call costs those cases, in time and in memory (the GBM chapter's method).
+HEAP_ALLOCATOR = "glibc-heap"
 # Every allocator a case may name.
-ALL_ALLOCATORS = ALLOCATORS + ALLOCATOR_EXPERIMENTS
+ALL_ALLOCATORS = (*ALLOCATORS, *ALLOCATOR_EXPERIMENTS, HEAP_ALLOCATOR)
 
 # What became of one measurement.
 STATUSES = ("ok", "memory-cap", "timeout", "error", "skipped-predicted")

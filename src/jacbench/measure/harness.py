@@ -20,9 +20,9 @@ from typing import Any
 
 import psutil
 
-from jacbench.constants import ALL_ALLOCATORS, ALLOCATOR_EXPERIMENTS, GIB
+from jacbench.constants import ALL_ALLOCATORS, ALLOCATOR_EXPERIMENTS, GIB, HEAP_ALLOCATOR
 from jacbench.errors import UsageError
-from jacbench.measure.heap import STEADY, TRIM_VARIABLE
+from jacbench.measure.heap import NO_MAPPINGS, STEADY, TRIM_VARIABLE
 from jacbench.measure.worker import thread_environment
 
 JEMALLOC_PATHS = (
@@ -66,6 +66,8 @@ def allocator_environment(allocator: str, steady: bool = False) -> dict[str, str
         return {"LD_PRELOAD": path}
     if allocator in ALLOCATOR_EXPERIMENTS:
         return dict(EXPERIMENT_ENVIRONMENT[allocator])
+    if allocator == HEAP_ALLOCATOR:
+        return dict(NO_MAPPINGS)
     valid = ", ".join(ALL_ALLOCATORS)
     raise UsageError(f"unknown allocator {allocator!r}; choose one of: {valid}")
 
@@ -107,7 +109,7 @@ def run_worker(
 ) -> dict[str, Any]:
     """Launch the worker for spec (under allocator, glibc's thresholds fixed if steady), watch
     it, and return its record with a status."""
-    env = {k: v for k, v in os.environ.items() if k not in STEADY}
+    env = {k: v for k, v in os.environ.items() if k not in NO_MAPPINGS}
     env.update(thread_environment(int(spec.get("threads", 1))))
     env.update(allocator_environment(allocator, steady))
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:

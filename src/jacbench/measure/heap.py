@@ -37,6 +37,11 @@ STEADY = {
     "MALLOC_MMAP_THRESHOLD_": str(MMAP_THRESHOLD),
     "MALLOC_TRIM_THRESHOLD_": str(TRIM_THRESHOLD),
 }
+# STEADY with no block a mapping of its own, whatever its size (constants.HEAP_ALLOCATOR): every
+# array from the heap, reused by the next call instead of faulted in afresh, and kept by the heap
+# once freed. Not the dataset's method: what a block above 32 MiB costs is part of what a
+# program under glibc pays; this variant measures how much.
+NO_MAPPINGS = {**STEADY, "MALLOC_MMAP_MAX_": "0"}
 
 
 def steadies(allocator: str, ratio_processes) -> bool:

@@ -86,3 +86,11 @@ def allocate_20mb() -> int:
     every call faults in again."""
     block = np.ones(20 * MB, dtype=np.uint8)
     return int(block.sum() > 0) * block.nbytes
+
+
+def allocate_40mb() -> int:
+    """Allocate and touch 40 MB, then free it: above the 32 MiB of glibc's fixed thresholds, a
+    mapping of its own that every call faults in again, unless no block may be one (glibc-heap,
+    heap.NO_MAPPINGS): then from the heap and reused."""
+    block = np.ones(40 * MB, dtype=np.uint8)
+    return int(block.sum() > 0) * block.nbytes
