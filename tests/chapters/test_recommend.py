@@ -224,6 +224,11 @@ def test_a_margin_from_the_occasions_widens_the_pick(small):
         "pathwise (8.5 ms) or jvp (20.1 ms): within 2.37×, less than the 2.50× this "
         "framework's ratios moved between occasions"
     )
+    # A margin that rounds to the spread: as many digits as tell them apart.
+    spread = group[1]["warm_median_s"] / group[0]["warm_median_s"]
+    assert f"within {spread:.3f}×, less than the {spread + 0.003:.3f}× this" in pk.group_phrase(
+        group, spread + 0.003
+    )
 
 
 def test_calls_under_a_millisecond_are_not_ranked(small):

@@ -184,9 +184,13 @@ def group_phrase(group: list[pd.Series], margin: float = 1.0) -> str:
     if all(_overhead(r) for r in group):
         why = "all under a millisecond, where per-call overhead decides"
     elif margin > 1 and spread <= margin:
+        # As many digits as tell the two apart (1.886× and 1.890×, not 1.89× and 1.89×).
+        digits = 2
+        while digits < 4 and formats.times(spread, digits) == formats.times(margin, digits):
+            digits += 1
         why = (
-            f"within {formats.times(spread, 2)}, less than the {formats.times(margin, 2)} "
-            "this framework's ratios moved between occasions"
+            f"within {formats.times(spread, digits)}, less than the "
+            f"{formats.times(margin, digits)} this framework's ratios moved between occasions"
         )
     else:
         why = f"within {formats.times(spread, 2)}, their warm calls overlapping"
