@@ -4,7 +4,7 @@ larger arrays take, on the fixture and on rows edited from it."""
 import pytest
 
 from jacbench.report.chapters import precision
-from tests.chapters.test_recommend import at, copy, edit
+from tests.chapters.rows import at, copy, edit
 
 
 def test_float64_against_float32_per_framework(small):
