@@ -358,3 +358,30 @@ def test_the_environment_key_ignores_a_few_kib_of_ram_but_not_a_gib():
     )
     assert environment.fingerprint({**env, "ram_bytes": env["ram_bytes"] + 2**30}) != here
     assert environment.fingerprint({**env, "torch": "0.0.0"}) != here
+
+
+def test_the_commit_recorded_says_when_the_code_differed_from_it(tmp_path):
+    """A sweep run with uncommitted code records the commit with '+changes'; a changed results
+    file (outside src/) does not count; outside a checkout, 'unknown'."""
+    import subprocess
+
+    from jacbench.measure import environment
+
+    assert environment.git_commit(tmp_path) == "unknown"
+
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                       cwd=tmp_path, check=True, capture_output=True)  # fmt: skip
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "code.py").write_text("x = 1\n")
+    (tmp_path / "results.csv").write_text("a\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "c")
+    clean = environment.git_commit(tmp_path / "src")
+    assert clean and clean != "unknown" and "+" not in clean
+    (tmp_path / "results.csv").write_text("a\nb\n")
+    assert environment.git_commit(tmp_path / "src") == clean
+    (tmp_path / "src" / "code.py").write_text("x = 2\n")
+    assert environment.git_commit(tmp_path / "src") == clean + "+changes"

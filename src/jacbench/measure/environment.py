@@ -39,16 +39,21 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def git_commit() -> str:
+def git_commit(where: Path | None = None) -> str:
+    """The commit of the checkout holding where (this package by default) that measured, with
+    '+changes' where its tracked code (src/) differs from that commit, so that the record does
+    not credit the commit with code it did not hold; 'unknown' outside a checkout."""
+    here = where or Path(__file__).resolve().parent
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            cwd=Path(__file__).resolve().parent,
-            timeout=10,
-        )
-        return out.stdout.strip() or "unknown"
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, cwd=here, timeout=10)  # fmt: skip
+        commit = out.stdout.strip()
+        if not commit:
+            return "unknown"
+        # The code only: a sweep rewrites its own results file, tracked for the reference.
+        diff = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", ":(top)src"],
+                              capture_output=True, cwd=here, timeout=10)  # fmt: skip
+        return commit + ("+changes" if diff.returncode == 1 else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
