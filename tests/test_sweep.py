@@ -385,3 +385,20 @@ def test_the_commit_recorded_says_when_the_code_differed_from_it(tmp_path):
     assert environment.git_commit(tmp_path / "src") == clean
     (tmp_path / "src" / "code.py").write_text("x = 2\n")
     assert environment.git_commit(tmp_path / "src") == clean + "+changes"
+
+
+def test_the_environment_records_the_cpu_generation_the_model_name_hides():
+    """'AMD EPYC' names several generations whose kernels differ (AVX-512 or not): the family,
+    model and widest vector extension are recorded; they are not in the key, so the reference
+    dataset, measured before they were recorded, stays this environment's."""
+    from jacbench.measure import environment
+
+    zen4 = ("model name\t: AMD EPYC\ncpu family\t: 25\nmodel\t\t: 17\n"
+            "flags\t\t: sse4_2 avx avx2 avx512f\n")  # fmt: skip
+    zen3 = zen4.replace("model\t\t: 17", "model\t\t: 1").replace(" avx512f", "")
+    assert environment.cpu_detail(zen4) == "family 25 model 17, avx512f"
+    assert environment.cpu_detail(zen3) == "family 25 model 1, avx2"
+    assert environment.cpu_detail("") == ""
+    env = environment.environment()
+    assert "cpu_detail" in env
+    assert environment.fingerprint({**env, "cpu_detail": "x"}) == environment.fingerprint(env)

@@ -39,6 +39,31 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+# The vector extensions a framework's kernels are chosen by (oneDNN, Eigen and XLA dispatch on
+# them), in the order of preference; the best one present is recorded.
+ISA_FLAGS = ("avx512f", "avx2", "avx", "sse4_2")
+
+
+def cpu_detail(cpuinfo: str | None = None) -> str:
+    """What the model name may not say ('AMD EPYC' names several generations): vendor family
+    and model numbers and the widest vector extension, 'family 25 model 17, avx512f'; '' where
+    /proc/cpuinfo cannot be read."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return ""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    flags = set(fields.get("flags", "").split())
+    isa = next((f for f in ISA_FLAGS if f in flags), "")
+    parts = [f"family {fields['cpu family']} model {fields['model']}"
+             if "cpu family" in fields and "model" in fields else "", isa]  # fmt: skip
+    return ", ".join(p for p in parts if p)
+
+
 def git_commit(where: Path | None = None) -> str:
     """The commit of the checkout holding where (this package by default) that measured, with
     '+changes' where its tracked code (src/) differs from that commit, so that the record does
@@ -68,6 +93,7 @@ def environment() -> dict[str, Any]:
         "jax": _version("jax"),
         "jaxlib": _version("jaxlib"),
         "cpu": _cpu_model(),
+        "cpu_detail": cpu_detail(),
         "cores": os.cpu_count(),
         "ram_bytes": psutil.virtual_memory().total,
         "jemalloc": harness.jemalloc_path() or "not installed",
@@ -78,8 +104,11 @@ def fingerprint(env: dict[str, Any]) -> str:
     """Short hash of the environment: rows measured elsewhere are not reused. The memory counts
     in whole GiB: machines of one kind report totals a few KiB apart from one boot to the next
     (25,276,203,008 and 25,276,194,816 bytes), and a key that told them apart would measure a
-    whole dataset again after a reboot."""
-    keyed = {k: v for k, v in env.items() if k != "ram_bytes"}
+    whole dataset again after a reboot. The CPU's generation (cpu_detail) is not keyed: see
+    below."""
+    # cpu_detail is recorded, not keyed: the reference dataset predates it, and keying on it
+    # would make every row of it another machine's (to be measured again, 2.5 h) on any machine.
+    keyed = {k: v for k, v in env.items() if k not in ("ram_bytes", "cpu_detail")}
     if env.get("ram_bytes") is not None:
         keyed["ram_gib"] = int(env["ram_bytes"]) // GIB
     return hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:12]
