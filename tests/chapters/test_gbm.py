@@ -14,6 +14,7 @@ from jacbench.report.chapters import accuracy, allocator, blocked, compilation, 
 from jacbench.report.chapters import gbm as chapter
 from jacbench.report.formats import NOT_MEASURED
 from jacbench.strategies import memory_model, registry
+from tests.chapters.rows import at, copy, edit
 
 MIB = 2**20
 
@@ -1001,38 +1002,24 @@ def test_the_cost_tables_lay_out_each_strategy_on_both_baselines(small):
     ]
 
 
-def _heap_twin(df, strategy, **values):
-    """The row of PyTorch's strategy at N = 1,000 again under glibc-heap, with values set."""
-    row = df[(df["framework"] == "torch") & (df["strategy"] == strategy) & (df["paths"] == 1000)
-             & (df["allocator"] == "glibc") & (df["dtype"] == "float32")
-             & (df["problem"] == "gbm")].iloc[[0]].copy()  # fmt: skip
-    row["allocator"], row["key"] = "glibc-heap", f"heap-{strategy}"
-    for column, value in values.items():
-        row[column] = value
-    return row
-
-
 def test_what_mapping_costs_is_said_from_the_rows_measured_again_without_mappings(small):
     assert method.mapping_sentence(small) == (
         "No case was measured again with no block mapped (glibc-heap) in this build."
     )
     df = small.copy()
-    glibc = df.index[(df["framework"] == "torch") & (df["paths"] == 1000)
-                     & (df["strategy"].isin(["simulation:eager", "pathwise"]))
-                     & (df["allocator"] == "glibc") & (df["dtype"] == "float32")]  # fmt: skip
-    sim = [i for i in glibc if df.loc[i, "target"] == "simulation"][0]
-    path = [i for i in glibc if df.loc[i, "strategy"] == "pathwise"][0]
+    sim, path = (at(df, "torch", s, paths=1000) for s in ("simulation:eager", "pathwise"))
     # Under glibc: the simulation 4 ms, mapped (1,500 faults a call); pathwise 6 ms, 3.0× side
     # by side (its pairs' simulation took no fault), 1.5× by the warm medians.
-    df.loc[sim, ["warm_median_s", "warm_faults", "peak_over_inputs"]] = 0.004, 1500.0, 100 * 2**20
-    df.loc[path, ["warm_median_s", "warm_faults", "ratio_median", "pair_baseline_faults",
-                  "peak_over_inputs"]] = 0.006, 0.0, 3.0, 0.0, 200 * 2**20  # fmt: skip
+    edit(df, sim, warm_median_s=0.004, warm_faults=1500.0, peak_over_inputs=100 * 2**20)
+    edit(df, path, warm_median_s=0.006, warm_faults=0.0, ratio_median=3.0,
+         pair_baseline_faults=0.0, peak_over_inputs=200 * 2**20)  # fmt: skip
     # With no block mapped: the simulation 2 ms, pathwise 6 ms, 3.1× side by side, 3.0× warm.
-    heap = [_heap_twin(df, "simulation:eager", warm_median_s=0.002, warm_faults=0.0,
-                       peak_over_inputs=150 * 2**20),
-            _heap_twin(df, "pathwise", warm_median_s=0.006, warm_faults=0.0, ratio_median=3.1,
-                       peak_over_inputs=500 * 2**20)]  # fmt: skip
-    said = method.mapping_sentence(pd.concat([df, *heap]))
+    df = copy(df, sim, allocator="glibc-heap", key="heap-sim", warm_median_s=0.002,
+              warm_faults=0.0, peak_over_inputs=150 * 2**20)  # fmt: skip
+    df = copy(df, path, allocator="glibc-heap", key="heap-path", warm_median_s=0.006,
+              warm_faults=0.0, ratio_median=3.1, peak_over_inputs=500 * 2**20)  # fmt: skip
+    heap_path = df.index[-1]
+    said = method.mapping_sentence(df)
     assert said.startswith("What those mappings cost was measured again with no block a mapping "
                            "of its own (MALLOC_MMAP_MAX_=0 besides the fixed thresholds: "
                            "allocator glibc-heap). At N = 1,000, PyTorch's eager simulation took "
@@ -1049,13 +1036,13 @@ def test_what_mapping_costs_is_said_from_the_rows_measured_again_without_mapping
             "the one side by side, the nearer to both without mappings.") in said  # fmt: skip
     assert said.endswith("they are part of what a program under glibc pays.")
     # Where the two measures disagree without mappings too, the cause is not the mappings.
-    heap[1]["ratio_median"] = 6.0
-    assert "as the pairs' baseline" not in method.mapping_sentence(pd.concat([df, *heap]))
+    edit(df, heap_path, ratio_median=6.0)
+    assert "as the pairs' baseline" not in method.mapping_sentence(df)
     # Where the warm medians' ratio is the nearer to what both give without mappings, the side
     # by side one is not the one to read.
-    heap[1]["ratio_median"] = 3.1
-    df.loc[path, "ratio_median"] = 9.0  # 2.95x off the settled 3.05x; the warm 1.5x, 2.03x
-    assert "so the ratio to read" not in method.mapping_sentence(pd.concat([df, *heap]))
+    edit(df, heap_path, ratio_median=3.1)
+    edit(df, path, ratio_median=9.0)  # 2.95x off the settled 3.05x; the warm 1.5x, 2.03x
+    assert "so the ratio to read" not in method.mapping_sentence(df)
     # Where they agree under glibc, there is nothing to settle.
-    df.loc[path, "ratio_median"] = 1.6
-    assert "so the ratio to read" not in method.mapping_sentence(pd.concat([df, *heap]))
+    edit(df, path, ratio_median=1.6)
+    assert "so the ratio to read" not in method.mapping_sentence(df)

@@ -109,16 +109,21 @@ def candidates(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[pick.astype(bool)]
 
 
-def simulation(df: pd.DataFrame, framework: str, execution: str, paths: int) -> pd.Series | None:
-    """The simulation baseline's own row (its time and memory) in one execution mode."""
+def simulation(
+    df: pd.DataFrame, framework: str, execution: str, paths: int, **conditions
+) -> pd.Series | None:
+    """The simulation baseline's own row (its time and memory) in one execution mode, under the
+    base conditions unless others are given (gbm)."""
     name = SimulationTarget(framework, execution).text
-    return one(gbm(df, "simulation"), framework=framework, strategy=name, paths=paths, status="ok")
+    rows = gbm(df, "simulation", **conditions)
+    return one(rows, framework=framework, strategy=name, paths=paths, status="ok")
 
 
-def simulation_of(df: pd.DataFrame, row: pd.Series) -> pd.Series | None:
-    """The simulation a strategy's row is compared with: same framework, execution mode, N."""
+def simulation_of(df: pd.DataFrame, row: pd.Series, **conditions) -> pd.Series | None:
+    """The simulation a strategy's row is compared with: same framework, execution mode, N
+    (under the base conditions unless others are given)."""
     execution = parse(row["framework"], row["strategy"]).record.execution
-    return simulation(df, row["framework"], execution, int(row["paths"]))
+    return simulation(df, row["framework"], execution, int(row["paths"]), **conditions)
 
 
 def ratio(row: pd.Series | None) -> float | None:

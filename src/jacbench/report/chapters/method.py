@@ -139,15 +139,6 @@ def heap_sentence(df: pd.DataFrame) -> str:
 AGREE = 1.5
 
 
-def _warm_ratio(df: pd.DataFrame, row: pd.Series) -> float | None:
-    """A strategy's warm median over its own simulation's, both under the row's allocator."""
-    execution = targets.parse(row["framework"], row["strategy"]).record.execution
-    own = targets.SimulationTarget(row["framework"], execution).text
-    sims = queries.gbm(df, "simulation", allocator=row["allocator"], status="ok")
-    sim = queries.one(sims, framework=row["framework"], paths=row["paths"], strategy=own)
-    return None if sim is None else float(row["warm_median_s"] / sim["warm_median_s"])
-
-
 def mapping_costs(df: pd.DataFrame) -> pd.DataFrame:
     """Each case measured again with no block a mapping of its own (HEAP_ALLOCATOR) beside its
     row under glibc: warm times, page faults a warm call, memory beyond the inputs and, for a
@@ -162,10 +153,18 @@ def mapping_costs(df: pd.DataFrame) -> pd.DataFrame:
             row = {"framework": heap["framework"], "strategy": heap["strategy"],
                    "target": target, "paths": int(heap["paths"])}  # fmt: skip
             for name, r in (("glibc", glibc), ("heap", heap)):
+                # A strategy's own simulation, under the same allocator.
+                sim = (queries.simulation_of(df, r, allocator=r["allocator"])
+                       if target == "strategy" else None)  # fmt: skip
+                warm, sim_faults = (
+                    (None, None)
+                    if sim is None
+                    else (float(r["warm_median_s"] / sim["warm_median_s"]), sim["warm_faults"])
+                )
                 row |= {f"{name}_s": float(r["warm_median_s"]), f"{name}_faults": r["warm_faults"],
                         f"{name}_peak": float(r["peak_over_inputs"]),
-                        f"{name}_ratio": queries.ratio(r),
-                        f"{name}_warm_ratio": _warm_ratio(df, r) if target == "strategy" else None,
+                        f"{name}_ratio": queries.ratio(r), f"{name}_warm_ratio": warm,
+                        f"{name}_sim_faults": sim_faults,
                         f"{name}_pair_faults": r["pair_baseline_faults"]}  # fmt: skip
             out.append(row)
     return pd.DataFrame(out)
@@ -228,15 +227,11 @@ def _settled_sentence(rows: pd.DataFrame) -> str:
         settled = (r["heap_ratio"] * r["heap_warm_ratio"]) ** 0.5
         if _off(r["glibc_ratio"], settled) >= _off(r["glibc_warm_ratio"], settled):
             continue
-        execution = targets.parse(r["framework"], r["strategy"]).record.execution
-        own = targets.SimulationTarget(r["framework"], execution).text
-        sim = rows[(rows["target"] == "simulation") & (rows["paths"] == r["paths"])
-                   & (rows["framework"] == r["framework"]) & (rows["strategy"] == own)]  # fmt: skip
         faults = ""
-        if not sim.empty and not formats.missing(r["glibc_pair_faults"]):
-            faults = (f" ({formats.count(round(sim.iloc[0]['glibc_faults']))} page faults a "
-                      f"call against {formats.count(round(r['glibc_pair_faults']))} as the "
-                      "pairs' baseline)")  # fmt: skip
+        if not any(formats.missing(r[c]) for c in ("glibc_sim_faults", "glibc_pair_faults")):
+            faults = (f" ({formats.count(round(r['glibc_sim_faults']))} page faults a call "
+                      f"against {formats.count(round(r['glibc_pair_faults']))} as the pairs' "
+                      "baseline)")  # fmt: skip
         said.append(
             f" {FRAMEWORK_NAMES[r['framework']]}'s {r['strategy']} at N = "
             f"{formats.count(r['paths'])} is {formats.times(r['glibc_ratio'], 2)} its "
