@@ -4,8 +4,6 @@ the path-blocked strategies in chapters.blocked."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
@@ -367,7 +365,8 @@ def loop_time_growth(
     if best is None:
         return ""
     _, allocator, mine = best
-    (n1, t1), (n2, t2) = mine[["paths", "warm_median_s"]].tail(2).itertuples(index=False)
-    slope = math.log(t2 / t1) / math.log(n2 / n1)
+    last = mine.tail(2)
+    slope = queries.loglog_slope(last["paths"], last["warm_median_s"])
+    n1, n2 = last["paths"]
     return (f"as N^{slope:.2f} from N = {formats.count(n1)} to {formats.count(n2)} "
             f"under {allocator}")  # fmt: skip
