@@ -33,6 +33,9 @@ ALL_ALLOCATORS = (*ALLOCATORS, *ALLOCATOR_EXPERIMENTS, HEAP_ALLOCATOR)
 
 # What became of one measurement.
 STATUSES = ("ok", "memory-cap", "timeout", "error", "skipped-predicted")
+# A case whose predicted peak is above this multiple of its memory cap is skipped
+# (skipped-predicted), not run: a prediction that far over the cap would fail.
+SKIP_ABOVE = 1.5
 
 MIB = 2**20
 GIB = 2**30

@@ -30,10 +30,14 @@ def test_question_in_short_gives_the_programs_and_the_fastest():
         "At N = 10,000 the question's PyTorch program, under glibc's allocator: killed at the "
         "8.0 GiB cap after 20.44 s; its TensorFlow program, under 16 GiB: finished in 4 min 2 s. "
         "The fastest correct strategy takes 12.0 ms in PyTorch (pathwise), 30.0 ms in TensorFlow "
-        "(forward-accumulator) and 2.1 ms in JAX (jvp-pathwise); PyTorch's is 5,175× faster "
-        "than the question's PyTorch program under its fastest allocator."
+        "(forward-accumulator) and 2.1 ms in JAX (jvp-pathwise) a warm call; PyTorch's is 5,175× "
+        "faster "
+        "than the question's PyTorch program under its fastest allocator, warm call against "
+        "warm call."
     )
-    assert "forward mode" in said
+    assert "forward mode" in said and "first call" not in said
+    compiled = question.in_short(10_000, OUTCOMES, BEST, 62.1 / 0.012, first_call=1.25)
+    assert "warm call against warm call. Its first call takes 1.25 s." in compiled
 
 
 def test_question_in_short_where_the_fastest_is_slower_or_missing():
@@ -41,7 +45,7 @@ def test_question_in_short_where_the_fastest_is_slower_or_missing():
     assert "PyTorch's is 2.0× slower than the question's PyTorch program under" in slower
     assert "faster than" not in slower
     unfinished = question.in_short(10_000, OUTCOMES, BEST, None)
-    assert "(jvp-pathwise)." in unfinished and "than the question's" not in unfinished
+    assert "(jvp-pathwise) a warm call." in unfinished and "than the question's" not in unfinished
     none = question.in_short(10_000, OUTCOMES, dict.fromkeys(BEST), None)
     assert "No other strategy ran correctly at that size." in none
 
@@ -57,7 +61,8 @@ def test_modes_in_short_sets_each_ratio_against_half_n():
     said = modes.in_short(_modes({"torch": 124.0, "tensorflow": 8.46, "jax": None}), 1000)
     assert "took 124× in PyTorch and 8.5× in TensorFlow as long as the two JVPs" in said
     assert "less than the N/2 = 500 the count of passes predicts" in said
-    assert said.endswith("Forward mode is the one to use for this shape.")
+    assert "forward mode is the one for this shape; one reverse pass over per-path" in said
+    assert said.endswith("also avoids the N VJPs, where the paths do not interact.")
     as_counted = modes.in_short(_modes({"torch": 600.0, "jax": 300.0}), 1000)
     assert "as long as the two JVPs, within a factor of two of N/2 = 500, the count" in as_counted
     above = modes.in_short(_modes({"torch": 1128.0, "jax": 1500.0}), 1000)
@@ -71,7 +76,7 @@ def test_modes_in_short_sets_each_ratio_against_half_n():
 def test_modes_in_short_says_where_forward_mode_was_not_the_faster():
     said = modes.in_short(_modes({"torch": 124.0, "tensorflow": 0.8}), 1000)
     assert said.endswith("Forward mode was not the faster in TensorFlow.")
-    assert "is the one to use" not in said
+    assert "is the one for this shape" not in said
     assert "not both measured" in modes.in_short(_modes({"torch": None}), 1000)
 
 
@@ -84,6 +89,7 @@ def test_vectorized_in_short_gives_the_batch_the_slope_and_the_counts():
     assert "to need 63.9 GiB" in said
     assert "pfor's peak grows as N^1.96, quadratically." in said
     assert "the faster in 6 of the 12 comparisons and needed more memory in 12" in said
+    assert "Forward mode's two JVPs avoid it, and so does one reverse pass" in said
 
 
 def test_vectorized_in_short_where_memory_is_not_quadratic_or_one_side_always_wins():

@@ -117,3 +117,20 @@ def test_against_half_n_and_half():
     assert modes.half(10_000) == "5,000"
     assert modes.half(1001) == "500.5"
     assert modes.half(3) == "1.5"
+
+
+def test_tensorflow_graph_forward_sets_reverse_against_the_traced_forward_pass(small):
+    args = ("forward-accumulator", "forward-accumulator-function", "tape-jacobian-pfor")
+    said = modes.tensorflow_graph_forward(small, 1000, *args)
+    graph = warm(small, "tensorflow", "forward-accumulator-function")
+    ratio = warm(small, "tensorflow", "tape-jacobian-pfor") / graph
+    assert formats.time(graph) in said and formats.times(ratio, digits=0) in said
+    assert formats.time(warm(small, "tensorflow", "forward-accumulator")) in said
+    assert modes.against_half_n(ratio, 1000) in said and "runs eagerly" in said
+
+
+def test_tensorflow_graph_forward_without_the_traced_pass_says_so(small):
+    edited = small[~mask(small, "tensorflow", "forward-accumulator-function")]
+    args = ("forward-accumulator", "forward-accumulator-function", "tape-jacobian-pfor")
+    assert "was not measured" in modes.tensorflow_graph_forward(edited, 1000, *args)
+    assert "was not measured" in modes.tensorflow_graph_forward(small, 10_000, *args)

@@ -12,6 +12,7 @@ from jacbench.problems.gbm import GBMParams
 from jacbench.report import formats
 from jacbench.report.chapters import vectorized
 from jacbench.strategies import registry
+from tests.chapters.rows import at, copy
 
 # The hand lists the registry rule replaces (the chapter before issue 23), with the terminal-only
 # forms of vectorized reverse mode since.
@@ -329,3 +330,18 @@ def test_the_terminal_sentence_where_the_forms_never_both_ran(small):
         vectorized.terminal_against_path(failed, vectorized.terminal_pairs())
     )
     assert said == "No terminal-only form ran correctly in this build."
+
+
+def test_chunked_at_gives_their_memory_and_time_where_they_ran(small):
+    assert vectorized.chunked_at(small, 1000).startswith("No chunked strategy ran correctly")
+    i = at(small, "torch", "jacrev", paths=1000)
+    two = copy(small, i, strategy="jacrev-chunked", peak_over_inputs=2 * 2**30, warm_median_s=8.5)
+    j = at(two, "jax", "jacrev", paths=1000)
+    two = copy(two, j, strategy="jacrev-chunked", peak_over_inputs=2**30, warm_median_s=30.0)
+    said = vectorized.chunked_at(two, 1000)
+    assert said.startswith("Measured at N = 1,000, the chunked strategies (JAX and PyTorch) held")
+    assert "1.0 GiB to 2.0 GiB beyond the inputs and took 8.50 s to 30.00 s" in said
+    assert "bounds the memory, not the N sweeps" in said
+    # A chunked row that failed is no measurement.
+    failed = copy(small, i, strategy="jacrev-chunked", status="memory-cap")
+    assert vectorized.chunked_at(failed, 1000).startswith("No chunked strategy")

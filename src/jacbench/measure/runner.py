@@ -24,7 +24,7 @@ from typing import Any
 
 import psutil
 
-from jacbench.constants import GIB
+from jacbench.constants import GIB, SKIP_ABOVE
 from jacbench.errors import UsageError
 from jacbench.measure import environment, harness, lock, profiles, store, worker
 from jacbench.measure.case import Case
@@ -98,11 +98,11 @@ def measure_case(case: Case) -> dict[str, Any]:
     row: dict[str, Any] = case.spec_row()
     predicted = predicted_peak(case)
     row["predicted_peak"] = predicted
-    above = predicted is not None and predicted > 1.5 * case.mem_cap
+    above = predicted is not None and predicted > SKIP_ABOVE * case.mem_cap
     if above and not case.run_despite_model:
         row.update(
             status="skipped-predicted",
-            message=f"predicted peak {predicted / GIB:.1f} GiB is above 1.5x the cap "
+            message=f"predicted peak {predicted / GIB:.1f} GiB is above {SKIP_ABOVE:g}x the cap "
             f"of {case.mem_cap / GIB:.1f} GiB",
         )
         return row

@@ -98,4 +98,34 @@ def in_short(cmp: pd.DataFrame, paths: int) -> str:
     slower = [FRAMEWORK_NAMES[r.framework] for r in timed.itertuples() if r.ratio <= 1]
     if slower:
         return f"{said} Forward mode was not the faster in {formats.listing(slower)}."
-    return f"{said} Forward mode is the one to use for this shape."
+    return (
+        f"{said} Of the two modes as they come, forward mode is the one for this shape; "
+        "one reverse pass over per-path copies of the parameters (the pathwise gradient) "
+        "also avoids the N VJPs, where the paths do not interact."
+    )
+
+
+def tensorflow_graph_forward(
+    df: pd.DataFrame, paths: int, eager: str, graph: str, reverse: str
+) -> str:
+    """TensorFlow's reverse over forward time with its forward pass traced into one
+    tf.function (graph) instead of run eagerly (eager): tape.jacobian's pfor (reverse) runs its
+    vectorized loop as a graph, so the eager ForwardAccumulator's ratio carries eager overhead on
+    one side only. NOT_MEASURED wording where either is missing."""
+    pair = forward_against_reverse(df, {"tensorflow": (graph, reverse)}, paths).iloc[0]
+    eager_s = queries.value(
+        queries.one(queries.gbm(df, paths=paths, status="ok"), framework="tensorflow",
+                    strategy=eager), "warm_median_s")  # fmt: skip
+    if formats.missing(pair["ratio"]) or eager_s is None:
+        return (
+            f"TensorFlow's forward pass inside one tf.function was not measured beside "
+            f"its reverse mode at N = {paths:,}."
+        )
+    return (
+        f"The two sides of TensorFlow's ratio do not run alike: tape.jacobian hands its "
+        f"vectorized loop to pfor, which runs it as a graph, while the ForwardAccumulator above "
+        f"runs eagerly ({formats.time(eager_s)}). Traced into one tf.function ({graph}), the "
+        f"forward pass takes {formats.time(pair['forward_s'])}, and the reverse mode "
+        f"{formats.times(pair['ratio'], digits=0)} its time "
+        f"({against_half_n(pair['ratio'], paths)})."
+    )

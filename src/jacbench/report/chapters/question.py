@@ -245,12 +245,14 @@ def in_short(
     outcomes: dict[str, str],
     best: dict[str, tuple[str, float] | None],
     over_best: float | None,
+    first_call: float | None = None,
 ) -> str:
     """The chapter's answer: what became of the question's programs at N (outcomes: PyTorch's
     under glibc as torch_in_words says it, TensorFlow's under 16 GiB as tensorflow_in_words
     does), each framework's fastest correct strategy (best: {framework: (name, warm seconds)}
     or None) and the warm time of the question's PyTorch program under its fastest allocator
-    over PyTorch's fastest strategy's (over_best; None where either did not finish)."""
+    over PyTorch's fastest strategy's (over_best; None where either did not finish), and that
+    strategy's first call in seconds (first_call), which the warm figures leave out."""
     said = (
         f"At N = {paths:,} the question's PyTorch program, under glibc's allocator: "
         f"{outcomes['torch']}; its TensorFlow program, under 16 GiB: {outcomes['tensorflow']}."
@@ -260,15 +262,17 @@ def in_short(
     if not found:
         said += " No other strategy ran correctly at that size."
     else:
-        said += f" The fastest correct strategy takes {formats.listing(found)}"
+        said += f" The fastest correct strategy takes {formats.listing(found)} a warm call"
         if over_best is None:
             said += "."
         elif over_best >= 1:
             said += f"; PyTorch's is {formats.fold(over_best)} faster than the question's PyTorch"
-            said += " program under its fastest allocator."
+            said += " program under its fastest allocator, warm call against warm call."
         else:
             said += f"; PyTorch's is {formats.fold(1 / over_best)} slower than the question's"
-            said += " PyTorch program under its fastest allocator."
+            said += " PyTorch program under its fastest allocator, warm call against warm call."
+        if found and best.get("torch") and not formats.missing(first_call):
+            said += f" Its first call takes {formats.time(first_call)}."
     return (
         f"{said} Both frameworks' default jacobian is reverse mode, one backward pass per "
         "output, and there are N outputs; a Jacobian with two inputs wants forward mode (two "
