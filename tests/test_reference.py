@@ -158,6 +158,8 @@ def test_the_dataset_paragraph_says_which_where_and_when():
     assert "reference dataset" in text and "`book/reference/standard.csv`" in text
     assert str(meta["date"])[:10] in text and meta["cpu"] in text
     assert f"{meta['cores']} cores" in text and meta["git_commit"] in text
+    # The RAM as chapter 1 prints it (formats.size: 25,276,194,816 B is 23.5 GiB, not 24).
+    assert f"{meta['ram_bytes'] / 2**30:.1f} GiB of RAM" in text
     assert "make book PROFILE=quick" in text
     local = dataset.describe(meta, "results/quick.csv", False)
     assert "measured on the machine that built it" in local and "reference" not in local

@@ -38,8 +38,29 @@ def test_what_a_method_held_from_two_sizes_at_least_twice_apart(small):
     # One output's Hessian: 4e6 B at n = 1,000, 3.6e7 B at 3,000; the peak grew by ten of them.
     rows = method_rows(small, [(1000, "ok", 80e6, 2e8, 8 * GIB),
                                (3000, "ok", 80e6 + 10 * 32e6, 2e8, 8 * GIB)])  # fmt: skip
-    assert dh.held(ok_of(rows)) == "10.0 n × n arrays (n = 1,000 to 3,000)"
+    assert dh.held(ok_of(rows)) == (
+        "grew by the equivalent of 10.0 n × n arrays from n = 1,000 to 3,000"
+    )
     assert dh.counted(ok_of(rows))
+
+
+def test_growth_below_the_three_hessians_says_what_else_fell(small):
+    # JAX's hessian on the reference: 72,060,928 B beyond the inputs at n = 1,000 (its three
+    # Hessians 12e6 B), 159,723,520 B at 3,000 (108e6 B): grew by 87.66e6 / 32e6 = 2.74 arrays,
+    # fewer than the three it returns, because the rest fell from 60.06e6 B (57.3 MiB) to
+    # 51.72e6 B (49.3 MiB).
+    rows = method_rows(small, [(1000, "ok", 72_060_928, 2e8, 8 * GIB),
+                               (3000, "ok", 159_723_520, 2e8, 8 * GIB)])  # fmt: skip
+    assert dh.held(ok_of(rows)) == (
+        "grew by the equivalent of 2.7 n × n arrays from n = 1,000 to 3,000; what it held "
+        "besides its three Hessians fell, from 57.3 MiB to 49.3 MiB"
+    )
+    # The rest held steady (60.06e6 B at both): the growth is the three Hessians, no note.
+    steady = method_rows(small, [(1000, "ok", 72_060_928, 2e8, 8 * GIB),
+                                 (3000, "ok", 60_060_928 + 108e6, 2e8, 8 * GIB)])  # fmt: skip
+    assert dh.held(ok_of(steady)) == (
+        "grew by the equivalent of 3.0 n × n arrays from n = 1,000 to 3,000"
+    )
 
 
 def test_two_sizes_too_close_or_one_size_read_the_peak(small):
@@ -118,7 +139,9 @@ def test_where_the_hessians_would_fit_but_the_methods_did_not(small):
         "The three Hessians would fit under that cap; what does not fit is what the methods "
         "build on the way: several n × n arrays per method."
     )
-    assert dh.dense_methods(df).iloc[0]["what it held"] == "10.0 n × n arrays (n = 1,000 to 3,000)"
+    assert dh.dense_methods(df).iloc[0]["what it held"] == (
+        "grew by the equivalent of 10.0 n × n arrays from n = 1,000 to 3,000"
+    )
 
 
 def test_where_every_method_finished_or_none_ran(small):
@@ -145,7 +168,7 @@ def test_growth_that_does_not_carry_to_the_size_that_stopped(small):
     said = dh.outgrown(df)
     assert said.startswith(
         "Growth at small n does not always carry to larger n: JAX's hessian "
-        "grew by 0.9 n × n arrays from n = 1,000 to 3,000 yet needed more "
+        "grew by the equivalent of 0.9 n × n arrays from n = 1,000 to 3,000 yet needed more "
         "than 20 at n = 10,000."
     )
     assert dh.arrays_grown(ok_of(rows)) == (pytest.approx(0.9), 1000, 3000)

@@ -142,7 +142,7 @@ def _groups(df, framework, shape, margin=1.0):
 
 def test_the_picks_per_regime_on_the_fixture(small):
     # PyTorch: pathwise at the question's N (8.5 ms; jvp's fastest call 15.1 ms), jvp alone at
-    # N = 100,000 (no blocked strategy ran, so nothing is beyond memory).
+    # N = 100,000 (no blocked strategy ran, so there is no blocked-only size).
     assert _groups(small, "torch", rec.TALL) == {
         pk.QUESTION_SIZE: ["pathwise"],
         pk.IN_MEMORY: ["jvp"],
@@ -162,7 +162,7 @@ def test_the_picks_per_regime_on_the_fixture(small):
     assert _groups(small, "tensorflow", rec.HESSIAN) == {}
 
 
-def test_beyond_memory_is_a_regime_of_its_own(small):
+def test_blocked_forms_only_is_a_regime_of_its_own(small):
     df = copy(small, at(small, "torch", "jvp", paths=100_000), strategy="blocked-jvp",
               paths=10**7, warm_median_s=14.0, warm_min_s=13.5)  # fmt: skip
     picks = pk.regime_picks(rec.candidates(df), "torch", rec.TALL)
@@ -172,7 +172,7 @@ def test_beyond_memory_is_a_regime_of_its_own(small):
         (pk.BEYOND, 10**7),
     ]
     assert [r["name"] for r in picks[-1][2]] == ["blocked-jvp"]
-    # The pick at the question's N is not a beyond-memory strategy.
+    # The pick at the question's N is not a blocked-only strategy.
     assert [r["name"] for r in picks[0][2]] == ["pathwise"]
 
 
@@ -398,3 +398,77 @@ def test_the_blocked_forms_are_the_registry_s():
     assert [seg.split("'s ")[0] for seg in segments] == ["PyTorch", "TensorFlow", "JAX"]
     for seg, names in zip(segments, hand.values(), strict=True):
         assert sorted(seg.split("'s ")[1].split(" and ")) == sorted(names)
+
+
+def test_the_question_at_the_larger_n_under_the_other_allocators(small):
+    # Chapter 1's rows: the program finished at N = 10,000 under jemalloc (first call 5.69 s)
+    # and under glibc-mmap (54.08 s) while glibc's default settings hit the cap.
+    df = fixed(small)
+    i = at(df, "torch", "question", paths=10_000)
+    df = copy(df, i, allocator="jemalloc", status="ok", cold_s=5.6919)
+    df = copy(df, i, allocator="glibc-mmap", status="ok", cold_s=54.0766)
+    assert rec.fix_beyond(df) == (
+        "At N = 10,000 the question's program, under glibc's malloc with its default settings, "
+        "stopped at the memory cap (4.0 GiB) after 13.35 s; under glibc-mmap its first call took "
+        "54.08 s, under jemalloc 5.69 s. Under glibc, the one-argument fix took 20.1 ms and "
+        "127.5 MiB."
+    )
+    # Under glibc-mmap it too hit the cap: the first call named under jemalloc.
+    edit(df, df.index.max(), status="memory-cap", wall_s=30.0)
+    assert (
+        "; under glibc-mmap it stopped at the memory cap (4.0 GiB) after 30.00 s, under "
+        "jemalloc its first call took 5.69 s." in rec.fix_beyond(df)
+    )
+
+
+def test_where_the_margins_come_from(small):
+    assert pk.margins_basis(small, None) == (
+        "With one occasion in this build, every margin is 1: the warm calls alone decide."
+    )
+    second = small.copy()
+    second.loc[second["framework"] == "torch", "ratio_median"] *= 1.1
+    # The fixture's ratios are at N = 1,000, 10,000 and 100,000.
+    assert pk.margins_basis(small, second) == (
+        "These margins (PyTorch 1.100×, TensorFlow 1.000×, JAX 1.000×) were measured on the GBM's "
+        "time-over-simulation ratios at N = 1,000, 10,000 and 100,000, and are applied here at "
+        "every size and to the wide Jacobian and the Hessians as well."
+    )
+    # Measured again at N = 1,000 alone: 'only'.
+    at_1000 = second[second["paths"] == 1000]
+    assert "at N = 1,000 only, and are applied" in pk.margins_basis(small, at_1000)
+    assert pk.margins_basis(small, second.iloc[0:0]).startswith("With one occasion")
+
+
+def test_the_answer_code_names_the_pick_where_its_builder_is_not_it(small):
+    cands = rec.candidates(small)
+    # PyTorch's jvp at N = 100,000 is the only candidate there: it is the pick, nothing said.
+    assert pk.answer_note(small, cands, "torch", "forward") == ""
+    # PyTorch's pathwise at N = 10,000 (8.5 ms) is the pick: nothing said; made slower than
+    # jvp (20.1 ms), the pick there is jvp.
+    assert pk.answer_note(small, cands, "torch", "pathwise") == ""
+    edit(small, at(small, "torch", "pathwise", paths=10_000), warm_median_s=0.05,
+         warm_min_s=0.049)  # fmt: skip
+    cands = rec.candidates(small)
+    assert pk.answer_note(small, cands, "torch", "pathwise") == (
+        "; at that size the table's pick is jvp (20.1 ms)"
+    )
+    # TensorFlow's eager forward-accumulator at N = 1,000 (31.5 ms) against the compiled forms:
+    # pathwise-function is the pick there; made as fast as it, two are named.
+    assert pk.answer_note(small, cands, "tensorflow", "forward") == (
+        "; at that size the table's pick is pathwise-function (882 µs)"
+    )
+    i = at(small, "tensorflow", "forward-accumulator-function", paths=1000)
+    edit(small, i, warm_median_s=0.00089, warm_min_s=0.0008)
+    assert pk.answer_note(small, rec.candidates(small), "tensorflow", "forward") == (
+        "; at that size the table names pathwise-function (882 µs) or "
+        "forward-accumulator-function (890 µs)"
+    )
+    assert pk.answer_note(small, cands, "torch", "wide") == ""  # no row
+
+
+def test_the_regime_above_the_unblocked_forms_is_named_by_what_ran(small):
+    df = copy(small, at(small, "torch", "jvp", paths=100_000), strategy="blocked-jvp",
+              paths=10**7, warm_median_s=14.0, warm_min_s=13.5)  # fmt: skip
+    table = pk.decision_table(df, rec.candidates(df), (1.0,))
+    assert "blocked forms only, N = 10,000,000" in list(table["where"])
+    assert "beyond memory" not in " ".join(table["where"])

@@ -52,3 +52,16 @@ def test_the_rows_follow_the_data(small):
     i = faster.index[(faster["framework"] == "jax") & (faster["strategy"] == "jvp")][0]
     faster.loc[i, "warm_median_s"] = 0.5
     assert results.table(faster).loc[i, "warm median (ms)"] == "500"
+
+
+def test_two_cases_that_differ_in_their_cap_alone_are_told_apart(small):
+    """The question's TensorFlow program at 8 and at 16 GiB: the same spec but for the cap."""
+    table = results.table(small)
+    assert table["memory cap (GiB)"].str.fullmatch(r"\d+(\.\d+)?|").all()
+    row = small.index[0]
+    one = small.loc[[row]]
+    capped = pd.concat([one.assign(mem_cap=8 * 2**30), one.assign(mem_cap=16 * 2**30)])
+    shown = results.table(capped)
+    assert list(shown["memory cap (GiB)"]) == ["8", "16"]
+    rest = shown.drop(columns=["memory cap (GiB)"])
+    assert rest.iloc[0].equals(rest.iloc[1])

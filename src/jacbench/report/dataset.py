@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jacbench.constants import GIB
+from jacbench.report import formats
 
 FOLDER = Path("book/reference")
 PROFILE = "standard"
@@ -30,7 +30,7 @@ def describe(meta: dict, source: str, reference: bool, rerun: str | None = None)
         for x in (
             str(meta.get("cpu") or "an unnamed CPU"),
             f"{meta['cores']} cores" if meta.get("cores") else "",
-            f"{ram / GIB:.0f} GiB of RAM" if ram else "",
+            f"{formats.size(ram)} of RAM" if ram else "",  # as chapter 1 prints it
             "no GPU",
         )
         if x

@@ -108,8 +108,8 @@ def arrays_over(rows: pd.DataFrame, ok: pd.DataFrame) -> tuple[int, int] | None:
 
 def outgrown(df: pd.DataFrame) -> str:
     """The dense methods whose growth between their two largest finished sizes falls far short
-    (under a third) of what stopped them: 'JAX's hessian grew by 0.9 n × n arrays from n = 1,000
-    to 3,000 yet needed more than 21 at n = 10,000'; '' where none."""
+    (under a third) of what stopped them: 'JAX's hessian grew by the equivalent of 0.9 n × n
+    arrays from n = 1,000 to 3,000 yet needed more than 21 at n = 10,000'; '' where none."""
     said = []
     for (fw, _), rows in dense_rows(df).groupby(["framework", "strategy"], sort=True):
         ok = rows[rows["status"] == "ok"]
@@ -118,8 +118,8 @@ def outgrown(df: pd.DataFrame) -> str:
             continue
         name = queries.short_name(rows.iloc[0])
         said.append(
-            f"{FRAMEWORK_NAMES[fw]}'s {name} grew by {grown[0]:.1f} n × n arrays from "
-            f"n = {grown[1]:,} to {grown[2]:,} yet needed more than {over[1]} at "
+            f"{FRAMEWORK_NAMES[fw]}'s {name} grew by the equivalent of {grown[0]:.1f} n × n "
+            f"arrays from n = {grown[1]:,} to {grown[2]:,} yet needed more than {over[1]} at "
             f"n = {over[0]:,}"
         )
     if not said:
@@ -132,13 +132,23 @@ def outgrown(df: pd.DataFrame) -> str:
 
 
 def held(ok: pd.DataFrame) -> str:
-    """'12.4 n × n arrays (n = 1,000 to 3,000)' from the growth of the peak beyond the inputs
-    between the two largest finished sizes (the larger at least twice the smaller), or the
-    peak at the largest size that finished ('84.3 MiB beyond the inputs at n = 1,000')."""
+    """'grew by the equivalent of 12.4 n × n arrays from n = 1,000 to 3,000' from the growth of
+    the peak beyond the inputs between the two largest finished sizes (the larger at least
+    twice the smaller), with, where what it held besides its three Hessians fell between them,
+    by how much (the growth then understates the arrays); or the peak at the largest size that
+    finished ('84.3 MiB beyond the inputs at n = 1,000')."""
     grown = arrays_grown(ok)
     if grown is not None:
         grew, lo, hi = grown
-        return f"{grew:.1f} n × n arrays (n = {lo:,} to {hi:,})"
+        text = f"grew by the equivalent of {grew:.1f} n × n arrays from n = {lo:,} to {hi:,}"
+        besides = [r["peak_over_inputs"] - 3 * hessian_bytes(r["inputs"]) for r in
+                   (ok.iloc[-2], ok.iloc[-1])]  # fmt: skip
+        if besides[1] < besides[0]:
+            text += (
+                f"; what it held besides its three Hessians fell, from "
+                f"{formats.size(besides[0])} to {formats.size(besides[1])}"
+            )
+        return text
     if len(ok):
         return (
             f"{formats.size(ok.iloc[-1]['peak_over_inputs'])} beyond the inputs at "

@@ -1,15 +1,15 @@
 """What to use (chapter 6), the picks: per framework, Jacobian shape and regime (the question's
-size, the largest in memory, beyond memory), the fastest candidate, named alone only where the
-data rank it (its next one's fastest warm call slower than its median, the medians further
-apart than the framework's ratios moved between the two occasions, no call under a millisecond
-ranked), and the decision table built from them."""
+size, the largest in memory, the largest where only blocked forms ran), the fastest candidate,
+named alone only where the data rank it (its next one's fastest warm call slower than its
+median, the medians further apart than the framework's ratios moved between the two occasions,
+no call under a millisecond ranked), and the decision table built from them."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
-from jacbench.report import formats
+from jacbench.report import formats, queries
 from jacbench.report.chapters import occasions, reproduced
 from jacbench.report.chapters.recommend import (
     HESSIAN,
@@ -18,6 +18,7 @@ from jacbench.report.chapters.recommend import (
     TALL,
     WIDE,
     against_question,
+    answer_rows,
     at_size,
     default_at,
     default_name,
@@ -70,11 +71,12 @@ def decision_table(
 # The second question's n (the wide Jacobian's size it asked about).
 QUESTION_INPUTS = 100_000
 # The regimes a pick is made in: the question's size, the largest size with the arrays in
-# memory (the tall Jacobian's unblocked strategies), and beyond it (only blocked ones ran).
+# memory (the tall Jacobian's unblocked strategies), and above it the largest where only blocked
+# ones ran (named by what was measured: no unblocked strategy need have been tried there).
 QUESTION_SIZE, IN_MEMORY, BEYOND, LARGEST = (
     "the question's size",
     "largest in memory",
-    "beyond memory",
+    "blocked forms only",
     "largest measured",
 )
 # At most this many names in one pick; the rest are counted.
@@ -96,6 +98,28 @@ def margins(first: pd.DataFrame, second: pd.DataFrame | None) -> dict[str, float
     overall = float(factor.max())
     by = factor.groupby(moved["framework"]).max()
     return {fw: float(by.get(fw, overall)) for fw in AD_FRAMEWORKS}
+
+
+def margins_basis(first: pd.DataFrame, second: pd.DataFrame | None) -> str:
+    """Where margins come from and where they are applied: 'These margins (PyTorch 1.094×,
+    TensorFlow 1.894×, JAX 1.147×) were measured on the GBM's time-over-simulation ratios at
+    N = 1,000,000 only, and are applied here at every size and to the wide Jacobian and the
+    Hessians as well.'; with one occasion, that every margin is 1."""
+    if second is None or second.empty:
+        return "With one occasion in this build, every margin is 1: the warm calls alone decide."
+    sizes = [int(n) for n in sorted(set(second["paths"].dropna()))
+             if len(occasions.moved(first, second, int(n)))]  # fmt: skip
+    if not sizes:
+        return "No ratio was measured on both occasions, so every margin is 1."
+    by = margins(first, second)
+    said = ", ".join(f"{FRAMEWORK_NAMES[fw]} {formats.times(by[fw], 3)}" for fw in AD_FRAMEWORKS)
+    named = [f"{n:,}" for n in sizes]
+    at = f"{named[0]} only" if len(named) == 1 else ", ".join(named[:-1]) + f" and {named[-1]}"
+    return (
+        f"These margins ({said}) were measured on the GBM's time-over-simulation ratios at "
+        f"N = {at}, and are applied here at every size and to the wide Jacobian and the "
+        "Hessians as well."
+    )
 
 
 def clearly_faster(a: pd.Series, b: pd.Series, margin: float = 1.0) -> bool:
@@ -128,7 +152,7 @@ def pick_group(rows: pd.DataFrame, margin: float = 1.0) -> list[pd.Series]:
 def regimes(rows: pd.DataFrame, shape: str) -> list[tuple[str, int]]:
     """The (regime, size) pairs at which a framework's candidates of a shape are picked, in
     order of size, each size once: for the tall Jacobian the question's N (where anything ran
-    there), the largest N where an unblocked strategy ran and, beyond it, the largest N where
+    there), the largest N where an unblocked strategy ran and, above it, the largest N where
     anything ran (the blocked ones); for the wide Jacobian the question's n and the largest n;
     for Hessians the largest n."""
     ok = rows[(rows["status"] == "ok").fillna(False).astype(bool)]
@@ -225,3 +249,24 @@ def picks_sentence(cands: pd.DataFrame, shape: str, margin_by: dict[str, float])
             f"{regime[0].upper()}{regime[1:]} ({SIZE[shape]} = {n:,}): " + "; ".join(said) + "."
         )
     return " ".join(parts)
+
+
+def answer_note(
+    df: pd.DataFrame, cands: pd.DataFrame, framework: str, role: str, margin: float = 1.0
+) -> str:
+    """Where the answer code's builder for a role (recommend.ANSWER_ROLES) is not among the
+    picks at the size its cost is read at, the pick there: '; at that size the table's pick is
+    functional-vectorized (499.6 ms)'; '' where it is among them or did not run."""
+    rows, _ = answer_rows(df, framework, role)
+    ok = rows[rows["status"] == "ok"]
+    if ok.empty:
+        return ""
+    row = ok.iloc[-1]
+    shape = {"hvp": HESSIAN, "wide": WIDE}.get(role, TALL)
+    n = int(row["paths" if shape == TALL else "inputs"])
+    group = pick_group(at_size(shape_rows(cands, framework, shape), n), margin)
+    if not group or queries.short_name(row) in [r["name"] for r in group]:
+        return ""
+    named = [_named(r) for r in group[:MOST_NAMED]]
+    pick = "the table's pick is" if len(named) == 1 else "the table names"
+    return f"; at that size {pick} {' or '.join(named)}"

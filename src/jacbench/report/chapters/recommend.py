@@ -1,15 +1,15 @@
 """What to use (chapter 6): the one-argument fix to the question's call, finite differences
 against automatic differentiation, each framework's pick per Jacobian shape (fastest, within a
 memory budget, its own default call) per regime (the question's size, the largest in memory,
-beyond it), named only where the data rank them, and what the answer code's builders cost. The dense
-Hessians' readings are in chapters.dense_hessians."""
+the largest where only blocked forms ran), named only where the data rank them, and what the
+answer code's builders cost. The dense Hessians' readings are in chapters.dense_hessians."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
+from jacbench.constants import AD_FRAMEWORKS, ALLOCATORS, FRAMEWORK_NAMES
 from jacbench.measure.targets import SecondOrderTarget
 from jacbench.report import formats, queries
 from jacbench.report.chapters import accuracy, question, reproduced
@@ -112,7 +112,30 @@ def fix_beyond(df: pd.DataFrame) -> str:
         if there is not None
         else f"was {formats.NOT_MEASURED} at that N."
     )
-    return f"At N = {n:,} the question's program {fate(big)}; the one-argument fix {fix}"
+    others = _under_other_allocators(df, n)
+    if not others:
+        return f"At N = {n:,} the question's program {fate(big)}; the one-argument fix {fix}"
+    return (
+        f"At N = {n:,} the question's program, under glibc's malloc with its default settings, "
+        f"{fate(big)}; {others}. Under glibc, the one-argument fix {fix}"
+    )
+
+
+def _under_other_allocators(df: pd.DataFrame, paths: int) -> str:
+    """What became of the question's PyTorch program at N under the allocators other than glibc
+    (chapter 1 measures them): 'under jemalloc its first call took 5.69 s, under glibc-mmap
+    54.08 s'; '' where it was run under none of them."""
+    said = []
+    for allocator in ALLOCATORS:
+        row = reproduced.program(df, "torch", paths, allocator)
+        if allocator == "glibc" or row is None:
+            continue
+        if row["status"] == "ok":
+            took = "" if any("first call" in s for s in said) else "its first call took "
+            said.append(f"under {allocator} {took}{formats.time(row['cold_s'])}")
+        else:
+            said.append(f"under {allocator} it {fate(row)}")
+    return ", ".join(said)
 
 
 def fix_repeated(df: pd.DataFrame) -> str:

@@ -35,9 +35,14 @@ def _whole(n) -> str:
     return "" if formats.missing(n) else f"{n:,}"
 
 
+def _gib(n) -> str:
+    return "" if formats.missing(n) else f"{n / 2**30:g}"
+
+
 def table(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per case, sorted by problem, framework, strategy and size: its spec, status,
-    cold and warm times (ms), time over the simulation's, peaks (MiB), error and note."""
+    """One row per case, sorted by problem, framework, strategy and size: its spec (the memory
+    cap included), status, cold and warm times (ms), time over the simulation's, peaks (MiB),
+    error and note."""
     rows = df.sort_values(["problem", "framework", "strategy", "paths", "inputs", "batch"])
     return pd.DataFrame(
         {
@@ -50,6 +55,9 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
             "dtype": rows["dtype"],
             "threads": rows["threads"].map(lambda n: "" if formats.missing(n) else f"{n}"),
             "allocator": rows["allocator"],
+            # Two cases can differ in their cap alone (the question's TensorFlow program at
+            # 8 and at 16 GiB).
+            "memory cap (GiB)": rows["mem_cap"].map(_gib),
             "status": rows["status"].astype("string"),
             "cold (ms)": (rows["cold_s"] * 1e3).map(number),
             "warm median (ms)": (rows["warm_median_s"] * 1e3).map(number),
