@@ -20,10 +20,6 @@ def _strategy(row: pd.Series) -> registry.Strategy:
     return registry.get(row["framework"], row["strategy"])
 
 
-def _names(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" and {items[-1]}"
-
-
 # --- Compiled against eager -------------------------------------------------------------------
 
 
@@ -66,7 +62,7 @@ def compiled_sentence(df: pd.DataFrame) -> str:
             f"{r['compiled']} ({formats.time(r['compiled_s'])})" for _, r in rows.iterrows()
         ]
         said.append(
-            f"{FRAMEWORK_NAMES[fw]}'s {_names(compiled)} against {eager} "
+            f"{FRAMEWORK_NAMES[fw]}'s {formats.listing(compiled)} against {eager} "
             f"({formats.time(rows['eager_s'].iloc[0])}) at N = {int(n):,}"
         )
     return (
@@ -107,12 +103,12 @@ def forward_against_pathwise(df: pd.DataFrame) -> str:
         said[how].append(
             f"{FRAMEWORK_NAMES[fw]} ({name} {formats.size(a)} against {formats.size(b)}{at})"
         )
-    parts = [[how, f" in {_names(fws)}"] for how, fws in said.items() if fws]
+    parts = [[how, f" in {formats.listing(fws)}"] for how, fws in said.items() if fws]
     than = "as" if parts[0][0] == "about the same" else "than"
     parts[0][0] += f" beyond the inputs {than} the pathwise gradient"
     lead = f"At M = {steps} and N = {found[0][5]:,}" if one_n else (
         f"At M = {steps}, at the largest N where both ran,")  # fmt: skip
-    return f"{lead} forward mode held {_names([how + fws for how, fws in parts])}."
+    return f"{lead} forward mode held {formats.listing([how + fws for how, fws in parts])}."
 
 
 # --- What the unblocked forms would need where only blocked ones ran --------------------------
