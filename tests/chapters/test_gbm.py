@@ -187,15 +187,26 @@ def test_ratios_below_one_leave_the_closed_form_out(small):
     assert chapter.below_one(df) is None
 
 
-def test_the_largest_timed_n_overall_and_of_the_compiled_variants(small):
+def test_the_largest_timed_n_and_how_far_the_compiled_variants_reach(small):
     assert chapter.largest_timed_n(small) == 100_000  # PyTorch's jvp
-    assert chapter.largest_timed_n(small, compiled=True) == 1000
-    # JAX's strategies are compiled too, but have no eager twin: they do not count.
+    assert compilation.compiled_reach(small) == (
+        "PyTorch's and TensorFlow's compiled strategies were timed up to N = 1,000"
+    )
+    # TensorFlow's compiled blocked strategies have no eager twin: they are named apart where
+    # they reach further (the reference: 10^7 against 10^6).
+    index = at(small, "tensorflow", "pathwise-function", 1000)
+    df = copy(small, index, strategy="blocked-pathwise-function", paths=10_000)
+    assert compilation.compiled_reach(df) == (
+        "PyTorch's and TensorFlow's compiled strategies that have an eager counterpart were "
+        "timed up to N = 1,000, and TensorFlow's blocked-pathwise-function, compiled with no "
+        "eager counterpart, up to N = 10,000"
+    )
+    # JAX's strategies are compiled too, but it has no eager mode: they do not count.
     df = small
     for fw, name in (("torch", "compiled-pathwise"), ("tensorflow", "pathwise-function"),
                      ("tensorflow", "forward-accumulator-function")):  # fmt: skip
         df = _drop(df, fw, name)
-    assert chapter.largest_timed_n(df, compiled=True) is None
+    assert compilation.compiled_reach(df) is None
     assert chapter.largest_timed_n(df) == 100_000
 
 

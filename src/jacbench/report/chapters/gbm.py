@@ -219,14 +219,10 @@ def compiled_pairs() -> list[tuple[str, str, str]]:
     ]
 
 
-def largest_timed_n(df: pd.DataFrame, compiled: bool = False) -> int | None:
-    """The largest N at which a ratio to the simulation was measured (of the compiled variants
-    with an eager twin only, if compiled), or None."""
+def largest_timed_n(df: pd.DataFrame) -> int | None:
+    """The largest N at which a ratio to the simulation was measured, or None (how far the
+    compiled variants reach: compilation.compiled_reach)."""
     ratios = timed_ratios(df)
-    if compiled:
-        keys = {(fw, comp) for fw, _, comp in compiled_pairs()}
-        pairs = zip(ratios["framework"], ratios["strategy"], strict=True)
-        ratios = ratios[[k in keys for k in pairs]]
     return int(ratios["paths"].max()) if len(ratios) else None
 
 
