@@ -10,6 +10,7 @@ import pandas as pd
 from jacbench.constants import FRAMEWORK_NAMES, FRAMEWORKS
 from jacbench.problems import gbm
 from jacbench.report import formats, queries
+from jacbench.report.chapters import scaling
 from jacbench.strategies import registry
 
 # The question's programs, as the registry names them (one per framework that has one).
@@ -17,7 +18,7 @@ QUESTION = "question"
 # numpy's closed form: the one strategy that does not contain the simulation (it exponentiates
 # S_T alone where the simulation exponentiates every step), so its ratio may be below 1.
 CLOSED_FORM = ("numpy", "analytic")
-# The slope of log time against log N is fitted from this N up (below it a call is overhead).
+# The question's program's memory slope is fitted from this N up.
 SLOPE_FROM = 1000
 
 
@@ -113,7 +114,8 @@ def costs(df: pd.DataFrame) -> pd.DataFrame:
     """Each strategy's row at the largest N it ran correctly, in the registry's order (any
     other last), with its memory beyond the inputs over its simulation's ("memory_ratio"; NaN
     where the simulation is missing or held nothing) and the log-log slope of its warm time
-    in N from N = SLOPE_FROM ("slope"; NaN with fewer than two sizes)."""
+    in N over the sizes where per-call overhead is small (scaling.time_slope: "slope", and the
+    N it is fitted from, "slope_from"; NaN with fewer than two such sizes)."""
     strategies = [s for fw in FRAMEWORKS for s in registry.by_framework(fw)]
     order = {(s.framework, s.name): i for i, s in enumerate(strategies)}
     rows = []
@@ -121,17 +123,19 @@ def costs(df: pd.DataFrame) -> pd.DataFrame:
         top = runs.iloc[-1]  # the largest N it ran correctly (rows are sorted by N)
         sim = queries.simulation_of(df, top)  # the simulation in the same execution mode and N
         held = queries.value(sim, "peak_over_inputs")
-        fit = runs[runs["paths"] >= SLOPE_FROM]
+        slope, start = scaling.time_slope(runs)
         rows.append(
             top.to_dict()
             | {
                 "order": order.get((fw, name), len(order)),
                 "memory_ratio": top["peak_over_inputs"] / held if held and held > 0 else None,
-                "slope": queries.loglog_slope(fit["paths"], fit["warm_median_s"]),
+                "slope": slope,
+                "slope_from": start,
             }
         )
-    out = pd.DataFrame(rows, columns=[*df.columns, "order", "memory_ratio", "slope"])
-    out[["memory_ratio", "slope"]] = out[["memory_ratio", "slope"]].astype(float)
+    extra = ["memory_ratio", "slope", "slope_from"]
+    out = pd.DataFrame(rows, columns=[*df.columns, "order", *extra])
+    out[extra] = out[extra].astype(float)
     return out.sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)
 
 
@@ -151,8 +155,8 @@ def costs_tables(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         | {
             "time / simulation [spread]": [ratio_cell(r) for _, r in rows.iterrows()],
             "peak beyond inputs (/ simulation)": list(memory),
-            "time slope in N": rows["slope"].map(
-                lambda s: "–" if formats.missing(s) else f"{s:.2f}"
+            "time slope in N [fitted from N =]": list(
+                map(scaling.slope_cell, rows["slope"], rows["slope_from"])
             ),
         }
     )
@@ -275,26 +279,6 @@ def question_memory_over_pathwise(df: pd.DataFrame, framework: str, paths: int) 
     if question is None or pathwise is None or not pathwise["peak_over_inputs"] > 0:
         return None
     return float(question["peak_over_inputs"] / pathwise["peak_over_inputs"])
-
-
-def vectorized_against_loop(
-    df: pd.DataFrame, framework: str, vectorized: str, paths: int
-) -> dict[str, float | str | None]:
-    """A vectorized reverse mode's warm time ("vectorized") against that of the loop it batches
-    ("loop", the registry's vectorizes) at N, and the comparison in words ("phrase": '2.0 times
-    slower', '14.3 times faster', 'no comparison in this profile')."""
-    loop = registry.get(framework, vectorized).vectorizes
-    found = queries.gbm(df, framework=framework, paths=paths, status="ok")
-    v, lp = (
-        queries.value(queries.one(found, strategy=name), "warm_median_s")
-        for name in (vectorized, loop)
-    )
-    if v is None or lp is None:
-        phrase = "no comparison in this profile"
-    else:
-        r = v / lp
-        phrase = f"{r:.1f} times slower" if r >= 1 else f"{1 / r:.1f} times faster"
-    return {"vectorized": v, "loop": lp, "phrase": phrase}
 
 
 # --- In short -----------------------------------------------------------------------------------
