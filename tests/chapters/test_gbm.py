@@ -831,9 +831,18 @@ def test_the_question_against_the_fastest_strategy_and_the_pathwise_gradient(sma
     question = _row(small, "torch", "question", 1000)["warm_median_s"]
     fastest = _row(small, "torch", "compiled-pathwise", 1000)["warm_median_s"]
     assert chapter.question_speedup(small, "torch", 1000) == pytest.approx(question / fastest)
+    # The fastest is compiled: its first call and the fastest eager strategy (PyTorch's pathwise,
+    # 0.413 ms) come with it.
+    found = chapter.question_against_fastest(small, "torch", 1000)
+    assert found["name"] == "compiled-pathwise" and found["eager_name"] == "pathwise"
+    assert found["cold_s"] == _row(small, "torch", "compiled-pathwise", 1000)["cold_s"]
+    eager = _row(small, "torch", "pathwise", 1000)["warm_median_s"]
+    assert found["eager_speedup"] == pytest.approx(question / eager)
     df = small.copy()
     _set(df, "torch", "pathwise", 1000, warm_median_s=0.0001)
     assert chapter.question_speedup(df, "torch", 1000) == pytest.approx(question / 0.0001)
+    found = chapter.question_against_fastest(df, "torch", 1000)  # eager pathwise is fastest
+    assert found["name"] == "pathwise" and found["cold_s"] is None
     _set(df, "torch", "question", 1000, status="timeout")
     assert chapter.question_speedup(df, "torch", 1000) is None
     # TensorFlow at 1,000: the question's peak beyond the inputs over pathwise's.

@@ -261,13 +261,32 @@ def compiled_beside_eager(df: pd.DataFrame) -> list[dict]:
 def question_speedup(df: pd.DataFrame, framework: str, paths: int) -> float | None:
     """The question's program's warm time over the framework's fastest strategy's at N, or
     None where either did not run correctly."""
-    question = queries.one(
-        queries.gbm(df, framework=framework, paths=paths, status="ok"), strategy=QUESTION
-    )
+    found = question_against_fastest(df, framework, paths)
+    return None if found is None else found["speedup"]
+
+
+def question_against_fastest(df: pd.DataFrame, framework: str, paths: int) -> dict | None:
+    """The question's program against the framework's fastest strategy at N, warm call for warm
+    call ("speedup", the question's warm time over the fastest's, and its "name"); where the
+    fastest is compiled, its first call ("cold_s") and the fastest eager strategy's speedup
+    ("eager_name", "eager_speedup"; None where none ran). None where either did not run."""
+    found = queries.gbm(df, framework=framework, paths=paths, status="ok")
+    question = queries.one(found, strategy=QUESTION)
     best = queries.best(df, framework, paths)
     if question is None or best is None:
         return None
-    return float(question["warm_median_s"] / best["warm_median_s"])
+    warm = float(question["warm_median_s"])
+    out = {"speedup": warm / float(best["warm_median_s"]), "name": best["strategy"],
+           "cold_s": None, "eager_name": None, "eager_speedup": None}  # fmt: skip
+    if registry.get(framework, best["strategy"]).compiled:
+        eager = queries.candidates(found)
+        eager = eager[[not registry.get(framework, n).compiled for n in eager["strategy"]]]
+        fastest = queries.fastest(eager)
+        out["cold_s"] = float(best["cold_s"])
+        if fastest is not None:
+            out["eager_name"] = fastest["strategy"]
+            out["eager_speedup"] = warm / float(fastest["warm_median_s"])
+    return out
 
 
 def question_memory_over_pathwise(df: pd.DataFrame, framework: str, paths: int) -> float | None:
@@ -285,26 +304,37 @@ def question_memory_over_pathwise(df: pd.DataFrame, framework: str, paths: int) 
 
 
 def in_short(
-    paths: int, speedup: float | None, memory_ratio: float | None, growth: str | None = None
+    paths: int, speedup: float | dict | None, memory_ratio: float | None, growth: str | None = None
 ) -> str:
     """The chapter's answer at the comparison size: the question's PyTorch program's time over
-    PyTorch's fastest strategy (question_speedup) and TensorFlow's program's memory over its
-    pathwise gradient's (question_memory_over_pathwise), None where either is missing; and how
-    the loop's time was measured to grow (loop_growth), where it was."""
-    if speedup is None:
+    PyTorch's fastest strategy's, warm call for warm call (a number, or question_against_fastest,
+    which adds the fastest's name and, where it is compiled, its first call and the fastest eager
+    strategy), and TensorFlow's program's memory beyond the inputs over its pathwise
+    gradient's (question_memory_over_pathwise), None where either is missing; and how the
+    loop's time was measured to grow (loop_growth), where it was."""
+    found = speedup if isinstance(speedup, dict) else {"speedup": speedup}
+    k = found["speedup"]
+    name = f" ({found['name']})" if found.get("name") else ""
+    if k is None:
         said = f"At N = {paths:,} the question's PyTorch program has no warm time to compare."
-    elif speedup >= 1:
-        said = (f"At N = {paths:,} the fastest PyTorch strategy is {formats.fold(speedup)} "
-                "faster than the question's program.")  # fmt: skip
+    elif k >= 1:
+        said = (f"At N = {paths:,} the fastest PyTorch strategy{name} is {formats.fold(k)} "
+                "faster than the question's program, warm call for warm call")  # fmt: skip
+        if found.get("cold_s") is not None:
+            said += f"; its first call, which compiles it, takes {formats.time(found['cold_s'])}"
+            if found.get("eager_speedup") is not None:
+                said += (f", and the fastest eager strategy ({found['eager_name']}) is "
+                         f"{formats.fold(found['eager_speedup'])} faster")  # fmt: skip
+        said += "."
     else:
-        said = (f"At N = {paths:,} PyTorch's fastest strategy is no faster than the question's "
-                f"program ({speedup:.2f}× its time).")  # fmt: skip
+        said = (f"At N = {paths:,} PyTorch's fastest strategy{name} is no faster than the "
+                f"question's program ({k:.2f}× its time).")  # fmt: skip
     if memory_ratio is not None and memory_ratio >= 1:
-        said += (f" TensorFlow's program needs {formats.fold(memory_ratio)} the memory of its "
-                 "pathwise gradient.")  # fmt: skip
+        said += (f" TensorFlow's program needs {formats.fold(memory_ratio)} as much memory beyond "
+                 "its inputs as its pathwise gradient.")  # fmt: skip
     elif memory_ratio is not None:
-        said += (f" TensorFlow's program needs less memory than its pathwise gradient "
-                 f"({memory_ratio:.2f}× as much).")  # fmt: skip
+        said += (f" TensorFlow's program needs less memory beyond its inputs than its pathwise "
+                 f"gradient ({memory_ratio:.2f}× as much).")  # fmt: skip
     return (
         f"{said} Both are reverse mode, N backward sweeps over the whole tape, N² work: one after "
         f"another (time{f' measured growing {growth}' if growth else ''}) or all at once "
