@@ -858,6 +858,41 @@ def test_the_question_against_the_fastest_strategy_and_the_pathwise_gradient(sma
 # --- blocks of paths ----------------------------------------------------------------------------
 
 
+def _blocked_memory(small, peaks_mib):
+    """PyTorch's blocked-pathwise at each N with its memory beyond the inputs (MiB)."""
+    index = at(small, "torch", "pathwise", 10_000)
+    df = small
+    for n, mib in peaks_mib.items():
+        df = copy(df, index, strategy="blocked-pathwise", paths=n, peak_over_inputs=mib * MIB)
+    return df
+
+
+def test_a_blocked_strategys_memory_beyond_its_result_is_said_where_it_ran_whole_blocks(small):
+    assert "not measured" in blocked.memory_sentence(small)
+    # Its result is 12 bytes a path in float32: 11.4 MiB at 10^6, 114.4 MiB at 10^7. At 10,000,
+    # less than one block, it is left out; 100 MiB more beyond the result from 10^5 to 10^6 (a
+    # path array grows by 182 MiB), 3.0 MiB more from 10^6 to 10^7 (1.8 GiB).
+    result = {n: 12 * n / MIB for n in (10**5, 10**6, 10**7)}
+    peaks = {10_000: 1.0, 10**5: 200 + result[10**5], 10**6: 300 + result[10**6],
+             10**7: 303 + result[10**7]}  # fmt: skip
+    df = _blocked_memory(small, peaks)
+    growth = blocked.memory_growth(df)
+    assert growth[["from", "to"]].values.tolist() == [[10**5, 10**6], [10**6, 10**7]]
+    assert growth["growth"].tolist() == pytest.approx([100 * MIB, 3 * MIB])
+    assert blocked.memory_sentence(df) == (
+        "a blocked strategy's memory changed by +3.0 MiB from N = 1,000,000 to 10,000,000, "
+        "while one path array grows by 1.8 GiB, and by +100.0 MiB from N = 100,000 to "
+        "1,000,000 (PyTorch's blocked-pathwise the most): it stops growing with N only from "
+        "N = 1,000,000"
+    )
+    flat = _blocked_memory(small, {10**5: 300 + result[10**5], 10**6: 300 + result[10**6]})
+    assert blocked.memory_sentence(flat).endswith(": it does not grow with N as a path array does")
+    growing = _blocked_memory(small, {10**6: 300.0, 10**7: 900.0})
+    assert blocked.memory_sentence(growing).endswith(
+        "still grows with N at the largest sizes measured"
+    )
+
+
 def test_the_path_array_and_the_block_at_ten_to_the_eight_paths():
     assert blocked.path_array_bytes() == 53 * 10**8 * 4  # 19.7 GiB
     b = blocked.default_block()
