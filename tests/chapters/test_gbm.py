@@ -1107,3 +1107,12 @@ def test_the_captions_say_how_glibc_ran_n_by_n(small):
     )
     df["malloc_env"] = env
     assert method.malloc_phrase(df).startswith("glibc's malloc with its thresholds fixed (")
+
+
+def test_the_largest_error_at_any_n(small):
+    worst = chapter.largest_error_anywhere(small)  # finite differences at 1,000: 2.4e-05
+    assert (worst["strategy"], worst["paths"]) == ("finite-difference", 1000)
+    df = edit(small.copy(), at(small, "jax", "pathwise", 10_000), max_rel_error=1e-4)
+    worst = chapter.largest_error_anywhere(df)
+    assert chapter.named(worst) == "JAX's pathwise" and worst["paths"] == 10_000
+    assert chapter.largest_error_anywhere(small.assign(max_rel_error=np.nan)) is None

@@ -380,3 +380,10 @@ def loop_time_growth(
     n1, n2 = last["paths"]
     return (f"as N^{slope:.2f} from N = {formats.count(n1)} to {formats.count(n2)} "
             f"under {allocator}")  # fmt: skip
+
+
+def largest_error_anywhere(df: pd.DataFrame) -> pd.Series | None:
+    """The correct GBM strategy row with the largest relative error against the closed form at
+    any N (float32 under glibc), or None where none has one."""
+    rows = queries.gbm(df, status="ok").dropna(subset=["max_rel_error"])
+    return None if rows.empty else rows.loc[rows["max_rel_error"].idxmax()]
