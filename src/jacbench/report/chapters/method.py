@@ -114,12 +114,14 @@ def heap_sentence(df: pd.DataFrame) -> str:
     )
     sims = fixed[fixed["target"] == "simulation"].dropna(subset=["warm_faults"])
     if not sims.empty:
-        medians = sims.groupby("paths")["warm_faults"].median()
-        at = [f"{formats.count(round(float(f)))} at N = {formats.count(n)}"
-              for n, f in medians.items()]  # fmt: skip
+        # A call's faults are bimodal (none where the heap held a free region, thousands where
+        # it did not): the range, not a median, says what they were.
+        spans = sims.groupby("paths")["warm_faults"]
+        at = [f"{formats.span(f, lambda v: formats.count(round(float(v))))} at "
+              f"N = {formats.count(n)}" for n, f in spans]  # fmt: skip
         at[0] = at[0].replace(" at N", " page faults at N", 1)
         said += (
-            ". So timed, a warm call of their simulations took a median of "
+            ". So timed, a warm call of their simulations took "
             f"{formats.listing(at)}: a block "
             "above 32 MiB is a mapping of its own whatever the threshold, given back to the "
             "kernel when freed, unless the heap holds a free region that large already (as "
