@@ -68,8 +68,8 @@ def test_loop_peaks_read_every_n_and_say_what_stopped_a_failed_one(small):
     peak = _row(small, "torch", "question", 1000)["peak_over_inputs"]
     assert f"{peak / MIB:.1f}" == "235.6"
     assert chapter.loop_peaks(small) == (
-        "N = 1,000: 235.6 MiB, one tape 10.2 MiB; "
-        "N = 10,000: memory cap (4.0 GiB), one tape 30.2 MiB"
+        "N = 1,000: 235.6 MiB, one tape predicted at 10.2 MiB; "
+        "N = 10,000: memory cap (4.0 GiB), one tape predicted at 30.2 MiB"
     )
     assert chapter.loop_peaks(_drop(small, "torch", "question")) is None
 
@@ -525,6 +525,20 @@ def _allocator_rows(df):
     return pd.concat([df, pd.DataFrame([*made, question])], ignore_index=True)
 
 
+def test_the_questions_program_with_the_mmap_threshold_fixed(small):
+    assert allocator.mmap_threshold() == 65536
+    df = _allocator_rows(small)
+    # The question's program at 1,000 under glibc-mmap is its glibc row relabelled; a smaller peak.
+    df.loc[_at(df, "torch", "question", 1000, allocator="glibc-mmap"), "peak_over_inputs"] = MIB
+    glibc = _row(df, "torch", "question", 1000)["peak_over_inputs"]
+    said = allocator.question_under_mmap(df, 1000)
+    assert said == f"holds 1.0 MiB instead of {formats.size(glibc)}"
+    assert allocator.question_under_mmap(df, None) == "was not measured under both at that N"
+    assert allocator.question_under_mmap(small, 1000) == "was not measured under both at that N"
+    df.loc[_at(df, "torch", "question", 1000, allocator="glibc-mmap"), "status"] = "timeout"
+    assert allocator.question_under_mmap(df, 1000).startswith("did not finish under both (")
+
+
 def test_the_allocator_factor_is_not_measured_without_other_allocators(small):
     # The fixture's jemalloc row is PyTorch's jvp: no loop, no factor.
     assert allocator.allocator_loops(small) == [("torch", "jvp")]
@@ -622,14 +636,14 @@ def test_the_allocator_sentence_reads_the_compared_size_then_the_larger_one(smal
     said = allocator.allocator_sentence(df)
     assert said.startswith("At N = 1,000, the largest N at which it ran under all three, ")
     assert (
-        "holds 100.0 MiB beyond its inputs under glibc's default, 10.0 MiB with the "
+        "holds 100.0 MiB beyond its inputs under glibc's default, 10.0 MiB with the mmap "
         "threshold fixed (3.0× glibc's time) and 20.0 MiB under jemalloc (about glibc's "
         "time)."
     ) in said
     assert ("At N = 3,000, under glibc's default it stopped: memory cap (") in said
     assert (
-        "with the threshold fixed (glibc-mmap) it held 15.0 MiB in 60.00 s a call; under "
-        "jemalloc it held 18.0 MiB in 9.00 s a call."
+        "with the mmap threshold fixed at 64.0 KiB (glibc-mmap) it held 15.0 MiB in 60.00 s a "
+        "call; under jemalloc it held 18.0 MiB in 9.00 s a call."
     ) in said
     assert "worth choosing: jemalloc keeps the memory down at no cost in time" in said
 
@@ -671,7 +685,8 @@ def test_the_allocator_experiment_reads_what_glibc_kept(small):
     assert row["in_use"] == 2 * MIB and row["kept"] == 900 * MIB and row["peak"] == 1000 * MIB
     said = allocator.allocator_experiment_sentence(exp)
     assert said.startswith(
-        "After the warm calls at N = 3,000 under glibc's default, malloc had "
+        "After the warm calls of PyTorch's default loop (functional-loop) at N = 3,000 under "
+        "glibc's default, malloc had "
         "2.0 MiB more in use than before the first call and 900.0 MiB freed "
         "but kept, against a peak of 1000.0 MiB beyond the inputs: what stays "
         "resident is memory the program has freed and glibc keeps"
