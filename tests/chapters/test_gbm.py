@@ -1130,3 +1130,18 @@ def test_the_largest_error_at_any_n(small):
     worst = chapter.largest_error_anywhere(df)
     assert chapter.named(worst) == "JAX's pathwise" and worst["paths"] == 10_000
     assert chapter.largest_error_anywhere(small.assign(max_rel_error=np.nan)) is None
+
+
+def test_how_the_blocked_strategy_named_for_each_framework_was_chosen(small):
+    assert blocked.furthest_lead(small).startswith("The blocked strategy that went furthest")
+    df = small
+    pairs = [(f, b) for f in ("torch", "tensorflow", "jax") for b, _ in registry.blocked_pairs(f)]
+    for fw, name in pairs:
+        df = copy(df, at(small, "torch", "pathwise", 10_000), framework=fw, strategy=name,
+                  paths=10**7)  # fmt: skip
+    assert blocked.furthest_lead(df) == (
+        "Every blocked strategy reached N = 10,000,000; in each framework, the one with the "
+        "lower time over its blocked simulation"
+    )
+    one_short = edit(df.copy(), df.index[-1], paths=10**6)
+    assert blocked.furthest_lead(one_short).startswith("The blocked strategy that went furthest")

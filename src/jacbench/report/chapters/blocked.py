@@ -80,6 +80,23 @@ def furthest(df: pd.DataFrame, framework: str) -> str | None:
     return None if best is None else best[1]
 
 
+def furthest_lead(df: pd.DataFrame, frameworks=AD_FRAMEWORKS) -> str:
+    """How the blocked strategy named for each framework was chosen: where every one of them
+    reached the same largest N, that the lower ratio to its simulation decided ('Every blocked
+    strategy reached N = 10,000,000; in each framework, the one with the lower time over its
+    blocked simulation'); else 'The blocked strategy that went furthest in each framework'."""
+    tops = [queries.largest_ok(df, fw, name) for fw in frameworks
+            for name, _ in registry.blocked_pairs(fw)]  # fmt: skip
+    sizes = {int(t["paths"]) for t in tops if t is not None}
+    if len(sizes) == 1 and all(t is not None for t in tops) and len(tops) > len(frameworks):
+        return (f"Every blocked strategy reached N = {formats.count(sizes.pop())}; in each "
+                "framework, the one with the lower time over its blocked simulation")  # fmt: skip
+    return (
+        "The blocked strategy that went furthest in each framework (among equals, the lower "
+        "time over its blocked simulation)"
+    )
+
+
 def phrase(df: pd.DataFrame, framework: str) -> str:
     """'blocked-pathwise to N = 10,000,000: peak 715.6 MiB (572.5 MiB at N = 10^6), 1.33×
     [1.30–1.36] its blocked simulation's time' for the framework's furthest blocked strategy;
