@@ -2,6 +2,7 @@
 
 import shutil
 
+import pandas as pd
 import pytest
 
 from jacbench.report import dataset
@@ -111,3 +112,26 @@ def test_a_book_stages_the_second_occasion_beside_the_reference_only(small_resul
     shutil.copy(small_results, other)
     staged = book.stage_data(other, tmp_path / "staging2", root)
     assert occasions.second_occasion(tmp_path / "staging2" / staged) is None
+
+
+def test_which_ratios_the_second_occasion_measured_again(small):
+    table = occasions.moved(small, small.copy(), 1000)
+    assert occasions.coverage(small, table, 1000) == "all 20 ratios at N = 1,000"
+    assert occasions.coverage(small, None, None) == "no second occasion in this build"
+    # The second occasion without PyTorch's jvp: named.
+    second = small[~((small["strategy"] == "jvp") & (small["framework"] == "torch"))]
+    table = occasions.moved(small, second, 1000)
+    assert occasions.coverage(small, table, 1000) == (
+        "19 of the 20 ratios at N = 1,000, all but those of PyTorch's jvp"
+    )
+    # A blocked strategy the second left out: counted as one of the blocked.
+    first = small.copy()
+    index = first.index[(first["strategy"] == "pathwise") & (first["framework"] == "jax")
+                        & (first["paths"] == 1000)][0]  # fmt: skip
+    row = first.loc[[index]].assign(strategy="blocked-pathwise")
+    row.index = [first.index.max() + 1]
+    first = pd.concat([first, row])
+    table = occasions.moved(first, small.copy(), 1000)
+    assert occasions.coverage(first, table, 1000) == (
+        "20 of the 21 ratios at N = 1,000, all but the 1 blocked strategies'"
+    )

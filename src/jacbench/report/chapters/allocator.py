@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from jacbench.constants import ALLOCATOR_EXPERIMENTS, ALLOCATORS
+from jacbench.measure import harness
 from jacbench.report import formats, queries
 from jacbench.strategies import registry
 
@@ -100,7 +101,8 @@ def allocator_effect(df: pd.DataFrame, paths: int | None = None) -> dict[str, di
 # How each allocator is named in a sentence.
 ALLOCATOR_WORDS = {
     "glibc": "under glibc's default",
-    "glibc-mmap": "with the threshold fixed (glibc-mmap)",
+    "glibc-mmap": f"with the mmap threshold fixed at {formats.size(int(harness.MMAP_THRESHOLD))} "
+    "(glibc-mmap)",
     "jemalloc": "under jemalloc",
     "glibc-arena1": "with one arena (MALLOC_ARENA_MAX=1)",
     "glibc-trim": "with malloc_trim(0) after every call",
@@ -129,7 +131,7 @@ def allocator_sentence(df: pd.DataFrame) -> str:
     said = (
         f"At N = {formats.count(n)}, the largest N at which it ran under all three, PyTorch's "
         f"default loop ({name}) holds {formats.size(peak['glibc'])} beyond its inputs under "
-        f"glibc's default, {formats.size(peak['glibc-mmap'])} with the threshold fixed "
+        f"glibc's default, {formats.size(peak['glibc-mmap'])} with the mmap threshold fixed "
         f"({_against_glibc(k['glibc-mmap'])}) and {formats.size(peak['jemalloc'])} under "
         f"jemalloc ({_against_glibc(k['jemalloc'])})."
     )
@@ -213,7 +215,8 @@ def allocator_experiment_sentence(exp: pd.DataFrame) -> str:
         return (f"At N = {formats.count(n)} the loop did not run under glibc's default, so the "
                 "experiment has nothing to compare with.")  # fmt: skip
     g = at.loc["glibc"]
-    said = f"After the warm calls at N = {formats.count(n)} under glibc's default, "
+    said = (f"After the warm calls of PyTorch's default loop ({name}) at N = {formats.count(n)} "
+            "under glibc's default, ")  # fmt: skip
     if pd.isna(g["kept"]):
         said += "malloc's own figures could not be read (mallinfo2 missing). "
     else:
@@ -261,3 +264,23 @@ def _experiment_reading(at: pd.DataFrame, g: pd.Series) -> str:
                  "one call, whose backward passes do not reuse the buffers the earlier ones "
                  "freed.")  # fmt: skip
     return said
+
+
+def mmap_threshold() -> int:
+    """The mmap threshold glibc-mmap fixes, in bytes (65,536)."""
+    return int(harness.MMAP_THRESHOLD)
+
+
+def question_under_mmap(df: pd.DataFrame, paths: int | None) -> str:
+    """The question's PyTorch program at N with the mmap threshold fixed against glibc's
+    default: 'holds 18.3 MiB instead of 1.1 GiB'; what stopped it, or that it was not measured."""
+    rows = {alloc: queries.one(queries.gbm(df, framework="torch", allocator=alloc),
+                               strategy="question", paths=paths)
+            for alloc in ("glibc", "glibc-mmap")}  # fmt: skip
+    if paths is None or any(r is None for r in rows.values()):
+        return "was not measured under both at that N"
+    if any(r["status"] != "ok" for r in rows.values()):
+        said = [f"{formats.outcome(r)} under {a}" for a, r in rows.items()]
+        return f"did not finish under both ({formats.listing(said)})"
+    held = {a: formats.size(r["peak_over_inputs"]) for a, r in rows.items()}
+    return f"holds {held['glibc-mmap']} instead of {held['glibc']}"

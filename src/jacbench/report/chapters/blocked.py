@@ -80,6 +80,23 @@ def furthest(df: pd.DataFrame, framework: str) -> str | None:
     return None if best is None else best[1]
 
 
+def furthest_lead(df: pd.DataFrame, frameworks=AD_FRAMEWORKS) -> str:
+    """How the blocked strategy named for each framework was chosen: where every one of them
+    reached the same largest N, that the lower ratio to its simulation decided ('Every blocked
+    strategy reached N = 10,000,000; in each framework, the one with the lower time over its
+    blocked simulation'); else 'The blocked strategy that went furthest in each framework'."""
+    tops = [queries.largest_ok(df, fw, name) for fw in frameworks
+            for name, _ in registry.blocked_pairs(fw)]  # fmt: skip
+    sizes = {int(t["paths"]) for t in tops if t is not None}
+    if len(sizes) == 1 and all(t is not None for t in tops) and len(tops) > len(frameworks):
+        return (f"Every blocked strategy reached N = {formats.count(sizes.pop())}; in each "
+                "framework, the one with the lower time over its blocked simulation")  # fmt: skip
+    return (
+        "The blocked strategy that went furthest in each framework (among equals, the lower "
+        "time over its blocked simulation)"
+    )
+
+
 def phrase(df: pd.DataFrame, framework: str) -> str:
     """'blocked-pathwise to N = 10,000,000: peak 715.6 MiB (572.5 MiB at N = 10^6), 1.33×
     [1.30–1.36] its blocked simulation's time' for the framework's furthest blocked strategy;
@@ -91,6 +108,80 @@ def phrase(df: pd.DataFrame, framework: str) -> str:
     at_million = "" if s["peak_1e6"] == NOT_MEASURED else f" ({s['peak_1e6']} at N = 10^6)"
     ratio = "" if s["ratio"] == "–" else f", {s['ratio']} its blocked simulation's time"
     return f"{name} to N = {s['n']}: {s['time']} a call, peak {s['peak']}{at_million}{ratio}"
+
+
+# --- how a blocked strategy's memory grows --------------------------------------------------------
+
+
+def result_bytes(row) -> float:
+    """What a blocked strategy returns: S_T and the N x 2 Jacobian, three values a path."""
+    params = GBMParams(paths=int(row["paths"]), steps=int(row["steps"]), dtype=row["dtype"])
+    return 3 * params.path_array_bytes / (params.steps + 1)
+
+
+def memory_growth(df: pd.DataFrame, frameworks=AD_FRAMEWORKS) -> pd.DataFrame:
+    """Each blocked strategy between consecutive sizes at which both ran whole blocks (N at
+    least one block of the default budget): how much its memory beyond the inputs, less its
+    result (result_bytes), grew ("growth", bytes; negative where it fell), beside what one path
+    array grows by over the same sizes ("array_growth")."""
+    rows = []
+    for fw in frameworks:
+        for name, _ in registry.blocked_pairs(fw):
+            ran = queries.gbm(df, framework=fw, strategy=name, status="ok")
+            ran = ran[[r["paths"] >= _block(r) for _, r in ran.iterrows()]]
+            beyond = [(int(r["paths"]), r["peak_over_inputs"] - result_bytes(r),
+                       path_array_bytes(int(r["paths"]), int(r["steps"]), r["dtype"]))
+                      for _, r in ran.iterrows()]  # fmt: skip
+            for (n1, m1, a1), (n2, m2, a2) in zip(beyond, beyond[1:], strict=False):
+                rows.append({"framework": fw, "strategy": name, "from": n1, "to": n2,
+                             "growth": float(m2 - m1), "array_growth": float(a2 - a1)})  # fmt: skip
+    return pd.DataFrame(rows, columns=["framework", "strategy", "from", "to", "growth",
+                                       "array_growth"])  # fmt: skip
+
+
+def _block(row) -> int:
+    """The paths of one whole block at the row's size under the default budget."""
+    return block_paths(10**12, int(row["steps"]), row["dtype"], GBMParams().chunk_size)
+
+
+def _signed(x: float) -> str:
+    return ("−" if x < 0 else "+") + formats.size(abs(x))
+
+
+# Growth over a step in N below this share of one path array's is "not growing with N".
+BOUNDED = 0.1
+
+
+def memory_sentence(df: pd.DataFrame) -> str:
+    """How a blocked strategy's memory beyond its result grew between the sizes at which it ran
+    whole blocks (memory_growth), the largest sizes first, and from which N it stopped growing
+    with N (a step's largest growth under BOUNDED of one path array's): "a blocked strategy's
+    memory changed by −81.6 MiB to +2.3 MiB from N = 1,000,000 to 10,000,000, while one path
+    array grows by 1.8 GiB, and by +30.7 MiB to +173.0 MiB from N = 100,000 to 1,000,000
+    (PyTorch's blocked-jvp the most): it stops growing with N only from N = 1,000,000"."""
+    growth = memory_growth(df)
+    if growth.empty:
+        return ("how a blocked strategy's memory grows with N was not measured at two sizes of "
+                "whole blocks in this build")  # fmt: skip
+    steps = sorted(growth.groupby(["from", "to"]), key=lambda x: -x[0][1])
+    parts, bounded = [], []
+    for (lo, hi), g in steps:
+        top = g.loc[g["growth"].idxmax()]
+        said = (f"{'by ' if parts else ''}{formats.span(g['growth'], _signed)} from "
+                f"N = {formats.count(lo)} to {formats.count(hi)}")  # fmt: skip
+        if not parts:
+            said += f", while one path array grows by {formats.size(g['array_growth'].iloc[0])}"
+        elif top["growth"] > 0:
+            said += f" ({FRAMEWORK_NAMES[top['framework']]}'s {top['strategy']} the most)"
+        parts.append(said)
+        bounded.append(bool(g["growth"].max() <= BOUNDED * g["array_growth"].iloc[0]))
+    said = "a blocked strategy's memory changed by " + ", and ".join(parts)
+    if all(bounded):
+        return said + ": it does not grow with N as a path array does"
+    if not bounded[0]:
+        return said + ": it still grows with N at the largest sizes measured"
+    since = steps[bounded.index(False) - 1][0][0]
+    return said + f": it stops growing with N only from N = {formats.count(since)}"
 
 
 # --- what share of a blocked case is drawing the random numbers -------------------------------

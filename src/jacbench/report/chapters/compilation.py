@@ -7,6 +7,7 @@ import math
 
 import pandas as pd
 
+from jacbench.constants import FRAMEWORK_NAMES
 from jacbench.report import formats, queries
 from jacbench.strategies import registry
 
@@ -144,3 +145,41 @@ def _calls(paid: list[int]) -> str:
     if hi <= 2:
         return "from the first call" if hi == 1 else "from the first or second call"
     return f"from call {lo:,}" if lo == hi else f"from call {lo:,} to call {hi:,}"
+
+
+def compiled_reach(df: pd.DataFrame) -> str | None:
+    """How far the compiled variants of the frameworks that also run eagerly (PyTorch's and
+    TensorFlow's; JAX is jitted throughout) were timed against their simulation, those with an
+    eager twin apart from those without one (TensorFlow's tf.function-compiled blocked
+    strategies): 'PyTorch's and TensorFlow's compiled strategies that have an eager counterpart
+    were timed up to N = 1,000,000, and TensorFlow's blocked-forward-function and
+    blocked-pathwise-function, compiled with no eager counterpart, up to N = 10,000,000'; one
+    clause where both reach the same N; None where none was timed."""
+    timed = queries.gbm(df, status="ok").dropna(subset=["ratio_median"])
+    eager_too = [
+        fw for fw in registry.FRAMEWORKS if any(e for _, e in registry.compiled_variants(fw))
+    ]
+    groups = {True: {}, False: {}}  # has an eager twin: {(framework, strategy): largest N}
+    for fw in eager_too:
+        for name, eager in registry.compiled_variants(fw):
+            n = timed.loc[(timed["framework"] == fw) & (timed["strategy"] == name), "paths"]
+            if len(n):
+                groups[eager is not None][(fw, name)] = int(n.max())
+    if not any(groups.values()):
+        return None
+
+    def whose(found: dict) -> str:
+        names = [FRAMEWORK_NAMES[fw] for fw in dict.fromkeys(fw for fw, _ in found)]
+        return formats.listing([f"{n}'s" for n in names[:-1]] + [f"{names[-1]}'s"])
+
+    top = {k: max(v.values()) for k, v in groups.items() if v}
+    if len(top) == 1 or top[True] == top[False]:
+        reach = formats.count(max(top.values()))
+        every = whose(groups[True] | groups[False])
+        return f"{every} compiled strategies were timed up to N = {reach}"
+    said = (f"{whose(groups[True])} compiled strategies that have an eager counterpart were "
+            f"timed up to N = {formats.count(top[True])}")  # fmt: skip
+    alone = groups[False]
+    names = formats.listing([name for _, name in alone])
+    return (f"{said}, and {whose(alone)} {names}, compiled with no eager counterpart, up to "
+            f"N = {formats.count(top[False])}")  # fmt: skip

@@ -10,6 +10,7 @@ import pandas as pd
 from jacbench.constants import FRAMEWORK_NAMES, FRAMEWORKS
 from jacbench.problems import gbm
 from jacbench.report import formats, queries
+from jacbench.report.chapters import scaling
 from jacbench.strategies import registry
 
 # The question's programs, as the registry names them (one per framework that has one).
@@ -17,7 +18,7 @@ QUESTION = "question"
 # numpy's closed form: the one strategy that does not contain the simulation (it exponentiates
 # S_T alone where the simulation exponentiates every step), so its ratio may be below 1.
 CLOSED_FORM = ("numpy", "analytic")
-# The slope of log time against log N is fitted from this N up (below it a call is overhead).
+# The question's program's memory slope is fitted from this N up.
 SLOPE_FROM = 1000
 
 
@@ -52,15 +53,16 @@ def log_terminal_spread(paths: int = 100_000) -> dict[str, float]:
 
 def loop_peaks(df: pd.DataFrame) -> str | None:
     """The question's PyTorch program under glibc at every N measured, its peak beyond the
-    inputs (or what stopped it) beside the one tape its loop holds: 'N = 1,000: 131.1 MiB, one
-    tape 10.2 MiB; N = 10,000: memory cap (8.0 GiB), one tape 30.2 MiB'; None where none ran."""
+    inputs (or what stopped it) beside the one tape its loop holds, as the memory model predicts
+    it: 'N = 1,000: 131.1 MiB, one tape predicted at 10.2 MiB; N = 10,000: memory cap (8.0 GiB),
+    one tape predicted at 30.2 MiB'; None where none ran."""
     tape = registry.get("torch", QUESTION).memory
     said = []
     for _, r in queries.gbm(df, framework="torch", strategy=QUESTION).iterrows():
         n = int(r["paths"])
         held = formats.size(r["peak_over_inputs"]) if r["status"] == "ok" else formats.outcome(r)
         said.append(
-            f"N = {formats.count(n)}: {held}, one tape "
+            f"N = {formats.count(n)}: {held}, one tape predicted at "
             f"{formats.size(tape.working(n, int(r['steps']), r['dtype']))}"
         )
     return "; ".join(said) or None
@@ -113,7 +115,8 @@ def costs(df: pd.DataFrame) -> pd.DataFrame:
     """Each strategy's row at the largest N it ran correctly, in the registry's order (any
     other last), with its memory beyond the inputs over its simulation's ("memory_ratio"; NaN
     where the simulation is missing or held nothing) and the log-log slope of its warm time
-    in N from N = SLOPE_FROM ("slope"; NaN with fewer than two sizes)."""
+    in N over the sizes where per-call overhead is small (scaling.time_slope: "slope", and the
+    N it is fitted from, "slope_from"; NaN with fewer than two such sizes)."""
     strategies = [s for fw in FRAMEWORKS for s in registry.by_framework(fw)]
     order = {(s.framework, s.name): i for i, s in enumerate(strategies)}
     rows = []
@@ -121,17 +124,19 @@ def costs(df: pd.DataFrame) -> pd.DataFrame:
         top = runs.iloc[-1]  # the largest N it ran correctly (rows are sorted by N)
         sim = queries.simulation_of(df, top)  # the simulation in the same execution mode and N
         held = queries.value(sim, "peak_over_inputs")
-        fit = runs[runs["paths"] >= SLOPE_FROM]
+        slope, start = scaling.time_slope(runs)
         rows.append(
             top.to_dict()
             | {
                 "order": order.get((fw, name), len(order)),
                 "memory_ratio": top["peak_over_inputs"] / held if held and held > 0 else None,
-                "slope": queries.loglog_slope(fit["paths"], fit["warm_median_s"]),
+                "slope": slope,
+                "slope_from": start,
             }
         )
-    out = pd.DataFrame(rows, columns=[*df.columns, "order", "memory_ratio", "slope"])
-    out[["memory_ratio", "slope"]] = out[["memory_ratio", "slope"]].astype(float)
+    extra = ["memory_ratio", "slope", "slope_from"]
+    out = pd.DataFrame(rows, columns=[*df.columns, "order", *extra])
+    out[extra] = out[extra].astype(float)
     return out.sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)
 
 
@@ -151,8 +156,8 @@ def costs_tables(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         | {
             "time / simulation [spread]": [ratio_cell(r) for _, r in rows.iterrows()],
             "peak beyond inputs (/ simulation)": list(memory),
-            "time slope in N": rows["slope"].map(
-                lambda s: "–" if formats.missing(s) else f"{s:.2f}"
+            "time slope in N [fitted from N =]": list(
+                map(scaling.slope_cell, rows["slope"], rows["slope_from"])
             ),
         }
     )
@@ -219,14 +224,10 @@ def compiled_pairs() -> list[tuple[str, str, str]]:
     ]
 
 
-def largest_timed_n(df: pd.DataFrame, compiled: bool = False) -> int | None:
-    """The largest N at which a ratio to the simulation was measured (of the compiled variants
-    with an eager twin only, if compiled), or None."""
+def largest_timed_n(df: pd.DataFrame) -> int | None:
+    """The largest N at which a ratio to the simulation was measured, or None (how far the
+    compiled variants reach: compilation.compiled_reach)."""
     ratios = timed_ratios(df)
-    if compiled:
-        keys = {(fw, comp) for fw, _, comp in compiled_pairs()}
-        pairs = zip(ratios["framework"], ratios["strategy"], strict=True)
-        ratios = ratios[[k in keys for k in pairs]]
     return int(ratios["paths"].max()) if len(ratios) else None
 
 
@@ -261,13 +262,32 @@ def compiled_beside_eager(df: pd.DataFrame) -> list[dict]:
 def question_speedup(df: pd.DataFrame, framework: str, paths: int) -> float | None:
     """The question's program's warm time over the framework's fastest strategy's at N, or
     None where either did not run correctly."""
-    question = queries.one(
-        queries.gbm(df, framework=framework, paths=paths, status="ok"), strategy=QUESTION
-    )
+    found = question_against_fastest(df, framework, paths)
+    return None if found is None else found["speedup"]
+
+
+def question_against_fastest(df: pd.DataFrame, framework: str, paths: int) -> dict | None:
+    """The question's program against the framework's fastest strategy at N, warm call for warm
+    call ("speedup", the question's warm time over the fastest's, and its "name"); where the
+    fastest is compiled, its first call ("cold_s") and the fastest eager strategy's speedup
+    ("eager_name", "eager_speedup"; None where none ran). None where either did not run."""
+    found = queries.gbm(df, framework=framework, paths=paths, status="ok")
+    question = queries.one(found, strategy=QUESTION)
     best = queries.best(df, framework, paths)
     if question is None or best is None:
         return None
-    return float(question["warm_median_s"] / best["warm_median_s"])
+    warm = float(question["warm_median_s"])
+    out = {"speedup": warm / float(best["warm_median_s"]), "name": best["strategy"],
+           "cold_s": None, "eager_name": None, "eager_speedup": None}  # fmt: skip
+    if registry.get(framework, best["strategy"]).compiled:
+        eager = queries.candidates(found)
+        eager = eager[[not registry.get(framework, n).compiled for n in eager["strategy"]]]
+        fastest = queries.fastest(eager)
+        out["cold_s"] = float(best["cold_s"])
+        if fastest is not None:
+            out["eager_name"] = fastest["strategy"]
+            out["eager_speedup"] = warm / float(fastest["warm_median_s"])
+    return out
 
 
 def question_memory_over_pathwise(df: pd.DataFrame, framework: str, paths: int) -> float | None:
@@ -281,50 +301,41 @@ def question_memory_over_pathwise(df: pd.DataFrame, framework: str, paths: int) 
     return float(question["peak_over_inputs"] / pathwise["peak_over_inputs"])
 
 
-def vectorized_against_loop(
-    df: pd.DataFrame, framework: str, vectorized: str, paths: int
-) -> dict[str, float | str | None]:
-    """A vectorized reverse mode's warm time ("vectorized") against that of the loop it batches
-    ("loop", the registry's vectorizes) at N, and the comparison in words ("phrase": '2.0 times
-    slower', '14.3 times faster', 'no comparison in this profile')."""
-    loop = registry.get(framework, vectorized).vectorizes
-    found = queries.gbm(df, framework=framework, paths=paths, status="ok")
-    v, lp = (
-        queries.value(queries.one(found, strategy=name), "warm_median_s")
-        for name in (vectorized, loop)
-    )
-    if v is None or lp is None:
-        phrase = "no comparison in this profile"
-    else:
-        r = v / lp
-        phrase = f"{r:.1f} times slower" if r >= 1 else f"{1 / r:.1f} times faster"
-    return {"vectorized": v, "loop": lp, "phrase": phrase}
-
-
 # --- In short -----------------------------------------------------------------------------------
 
 
 def in_short(
-    paths: int, speedup: float | None, memory_ratio: float | None, growth: str | None = None
+    paths: int, speedup: float | dict | None, memory_ratio: float | None, growth: str | None = None
 ) -> str:
     """The chapter's answer at the comparison size: the question's PyTorch program's time over
-    PyTorch's fastest strategy (question_speedup) and TensorFlow's program's memory over its
-    pathwise gradient's (question_memory_over_pathwise), None where either is missing; and how
-    the loop's time was measured to grow (loop_growth), where it was."""
-    if speedup is None:
+    PyTorch's fastest strategy's, warm call for warm call (a number, or question_against_fastest,
+    which adds the fastest's name and, where it is compiled, its first call and the fastest eager
+    strategy), and TensorFlow's program's memory beyond the inputs over its pathwise
+    gradient's (question_memory_over_pathwise), None where either is missing; and how the
+    loop's time was measured to grow (loop_growth), where it was."""
+    found = speedup if isinstance(speedup, dict) else {"speedup": speedup}
+    k = found["speedup"]
+    name = f" ({found['name']})" if found.get("name") else ""
+    if k is None:
         said = f"At N = {paths:,} the question's PyTorch program has no warm time to compare."
-    elif speedup >= 1:
-        said = (f"At N = {paths:,} the fastest PyTorch strategy is {formats.fold(speedup)} "
-                "faster than the question's program.")  # fmt: skip
+    elif k >= 1:
+        said = (f"At N = {paths:,} the fastest PyTorch strategy{name} is {formats.fold(k)} "
+                "faster than the question's program, warm call for warm call")  # fmt: skip
+        if found.get("cold_s") is not None:
+            said += f"; its first call, which compiles it, takes {formats.time(found['cold_s'])}"
+            if found.get("eager_speedup") is not None:
+                said += (f", and the fastest eager strategy ({found['eager_name']}) is "
+                         f"{formats.fold(found['eager_speedup'])} faster")  # fmt: skip
+        said += "."
     else:
-        said = (f"At N = {paths:,} PyTorch's fastest strategy is no faster than the question's "
-                f"program ({speedup:.2f}× its time).")  # fmt: skip
+        said = (f"At N = {paths:,} PyTorch's fastest strategy{name} is no faster than the "
+                f"question's program ({k:.2f}× its time).")  # fmt: skip
     if memory_ratio is not None and memory_ratio >= 1:
-        said += (f" TensorFlow's program needs {formats.fold(memory_ratio)} the memory of its "
-                 "pathwise gradient.")  # fmt: skip
+        said += (f" TensorFlow's program needs {formats.fold(memory_ratio)} as much memory beyond "
+                 "its inputs as its pathwise gradient.")  # fmt: skip
     elif memory_ratio is not None:
-        said += (f" TensorFlow's program needs less memory than its pathwise gradient "
-                 f"({memory_ratio:.2f}× as much).")  # fmt: skip
+        said += (f" TensorFlow's program needs less memory beyond its inputs than its pathwise "
+                 f"gradient ({memory_ratio:.2f}× as much).")  # fmt: skip
     return (
         f"{said} Both are reverse mode, N backward sweeps over the whole tape, N² work: one after "
         f"another (time{f' measured growing {growth}' if growth else ''}) or all at once "
@@ -370,3 +381,10 @@ def loop_time_growth(
     n1, n2 = last["paths"]
     return (f"as N^{slope:.2f} from N = {formats.count(n1)} to {formats.count(n2)} "
             f"under {allocator}")  # fmt: skip
+
+
+def largest_error_anywhere(df: pd.DataFrame) -> pd.Series | None:
+    """The correct GBM strategy row with the largest relative error against the closed form at
+    any N (float32 under glibc), or None where none has one."""
+    rows = queries.gbm(df, status="ok").dropna(subset=["max_rel_error"])
+    return None if rows.empty else rows.loc[rows["max_rel_error"].idxmax()]

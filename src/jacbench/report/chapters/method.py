@@ -114,12 +114,14 @@ def heap_sentence(df: pd.DataFrame) -> str:
     )
     sims = fixed[fixed["target"] == "simulation"].dropna(subset=["warm_faults"])
     if not sims.empty:
-        medians = sims.groupby("paths")["warm_faults"].median()
-        at = [f"{formats.count(round(float(f)))} at N = {formats.count(n)}"
-              for n, f in medians.items()]  # fmt: skip
+        # A call's faults are bimodal (none where the heap held a free region, thousands where
+        # it did not): the range, not a median, says what they were.
+        spans = sims.groupby("paths")["warm_faults"]
+        at = [f"{formats.span(f, lambda v: formats.count(round(float(v))))} at "
+              f"N = {formats.count(n)}" for n, f in spans]  # fmt: skip
         at[0] = at[0].replace(" at N", " page faults at N", 1)
         said += (
-            ". So timed, a warm call of their simulations took a median of "
+            ". So timed, a warm call of their simulations took "
             f"{formats.listing(at)}: a block "
             "above 32 MiB is a mapping of its own whatever the threshold, given back to the "
             "kernel when freed, unless the heap holds a free region that large already (as "
@@ -263,3 +265,32 @@ def mapping_sentence(df: pd.DataFrame) -> str:
     return said + (
         " The tables keep glibc's mappings: they are part of what a program under glibc pays."
     )
+
+
+def _malloc_words(env) -> str:
+    """A malloc_env as a caption says it: 'as it comes', or 'with its thresholds fixed
+    (MALLOC_MMAP_THRESHOLD_ = 32.0 MiB, MALLOC_TRIM_THRESHOLD_ = 4.0 GiB)' (sizes in bytes)."""
+    if formats.missing(env) or not str(env).strip():
+        return "as it comes"
+    settings = []
+    for item in str(env).split():
+        name, _, value = item.partition("=")
+        settings.append(f"{name} = {formats.size(int(value)) if value.isdigit() else value}")
+    return f"with its thresholds fixed ({', '.join(settings)})"
+
+
+def malloc_phrase(df: pd.DataFrame) -> str:
+    """How glibc's malloc ran in the workers of the GBM rows the scaling figures draw (glibc,
+    the simulations that measure drawing left out), N by N, for their captions: "glibc's
+    malloc as it comes at N = 100, 1,000 and 10,000,000, with its thresholds fixed
+    (MALLOC_MMAP_THRESHOLD_ = 32.0 MiB, ...) at N = 100,000 and 1,000,000"; the sizes left out
+    where every N ran alike."""
+    rows = queries.without_draws(queries.gbm(df, ("strategy", "simulation")))
+    by = pd.DataFrame({"paths": rows["paths"].astype(int),
+                       "setting": [_malloc_words(v) for v in rows["malloc_env"]]})  # fmt: skip
+    groups = {s: sorted(set(g["paths"])) for s, g in by.groupby("setting", sort=False)}
+    if len(groups) <= 1:
+        return f"glibc's malloc {next(iter(groups), 'as it comes')}"
+    said = [f"{s} at N = {formats.listing([formats.count(n) for n in ns])}"
+            for s, ns in sorted(groups.items(), key=lambda g: g[1][0])]  # fmt: skip
+    return "glibc's malloc " + ", ".join(said)

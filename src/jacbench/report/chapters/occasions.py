@@ -11,6 +11,7 @@ import pandas as pd
 from jacbench.constants import FRAMEWORK_NAMES, FRAMEWORKS
 from jacbench.measure import store
 from jacbench.report import data, dataset, formats, queries
+from jacbench.strategies import registry
 
 # The second occasion: the efficient profile's cases (the standard profile's at N = 10^6),
 # measured again beside the reference dataset (jacbench sweep --profile efficient --out ...).
@@ -128,3 +129,23 @@ def method_note(table: pd.DataFrame) -> str:
         "are measured), so their movement includes the change of method as well as the "
         "occasions'."
     )
+
+
+def coverage(first: pd.DataFrame, table: pd.DataFrame | None, paths: int | None) -> str:
+    """Which of the first occasion's ratios at N the second measured again: 'all 17 ratios at
+    N = 1,000,000', '17 of the 23 ratios at N = 1,000,000, all but the 6 blocked strategies''
+    or, where others are missing, the missing ones named; a plain phrase without a second."""
+    if table is None or paths is None:
+        return "no second occasion in this build"
+    timed = queries.gbm(first, paths=paths, status="ok").dropna(subset=["ratio_median"])
+    again = set(zip(table["framework"], table["strategy"], strict=True))
+    missing = [(fw, s) for fw, s in zip(timed["framework"], timed["strategy"], strict=True)
+               if (fw, s) not in again]  # fmt: skip
+    at = f"N = {formats.count(paths)}"
+    if not missing:
+        return f"all {len(timed)} ratios at {at}"
+    said = f"{len(table)} of the {len(timed)} ratios at {at}, all but "
+    if all(registry.get(fw, s).blocked for fw, s in missing):
+        return said + f"the {len(missing)} blocked strategies'"
+    names = [f"{FRAMEWORK_NAMES[fw]}'s {s}" for fw, s in missing]
+    return said + f"those of {formats.listing(names)}"

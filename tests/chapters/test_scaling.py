@@ -1,0 +1,105 @@
+"""How warm time grows with N (chapters.scaling) on the 51-row fixture and rows edited from it:
+the slope's fit, the top decade and vectorizing against the loop it batches."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from jacbench.report import queries
+from jacbench.report.chapters import scaling
+from tests.chapters.rows import at, copy, edit
+
+
+def _jvp(df):
+    return queries.gbm(df, framework="torch", strategy="jvp", status="ok")
+
+
+def test_the_slope_is_fitted_only_where_overhead_is_a_small_share(small):
+    # PyTorch's jvp: 4.30 ms, 20.1 ms and 135 ms at 1,000, 10,000, 100,000. Only 100,000 is five
+    # times the call at 1,000 (21.5 ms): one size, no slope.
+    assert scaling.time_slope(_jvp(small)) == (None, None)
+    assert scaling.slope_cell(None, None) == "–"
+    # At 30 ms 10,000 counts: the slope through 10,000 and 100,000, fitted from 10,000.
+    df = edit(small.copy(), at(small, "torch", "jvp", 10_000), warm_median_s=0.03)
+    slope, start = scaling.time_slope(_jvp(df))
+    assert start == 10_000 and slope == pytest.approx(math.log10(0.135236 / 0.03), rel=1e-4)
+    assert scaling.slope_cell(slope, start) == f"{slope:.2f} [10,000]"
+    # A call under data.OVERHEAD_S never counts, however much slower than the smallest.
+    index = at(small, "torch", "pathwise", 10_000)  # 0.413 ms at 1,000
+    df = edit(small.copy(), index, warm_median_s=0.0009)
+    rows = queries.gbm(df, framework="torch", strategy="pathwise", status="ok")
+    assert scaling.fit_rows(rows).empty and scaling.share_word() == "fifth"
+
+
+def _decade(small, top_s, faults=(10.0, 500_000.0)):
+    df = edit(small.copy(), at(small, "torch", "jvp", 10_000), warm_faults=faults[0])
+    return edit(df, at(small, "torch", "jvp", 100_000), warm_median_s=top_s,
+                warm_faults=faults[1])  # fmt: skip
+
+
+def test_the_top_decade_where_it_grew_faster_than_n_and_faulted(small):
+    # PyTorch's pathwise grew from 1,000 to 10,000 as N^1.31 (0.41 ms to 8.5 ms).
+    assert scaling.top_decade_sentence(small) == (
+        "Of the 2 strategies whose two largest sizes were N = 1,000 and 10,000, 1 grew faster "
+        f"than N over that decade (up to N^{math.log10(0.008502 / 0.000413):.2f}, PyTorch's "
+        "pathwise)."
+    )
+    small = small.drop(index=at(small, "torch", "pathwise", 10_000))
+    # PyTorch's jvp from 10,000 to 100,000 as N^0.83: no sentence.
+    assert scaling.top_decade_sentence(small) == ""
+    decades = scaling.top_decades(small).set_index(["framework", "strategy"])
+    assert decades.loc[("torch", "jvp"), "slope"] == pytest.approx(0.827, abs=1e-3)  # 135/20.1 ms
+    # At 0.5 s it grows as N^1.39, and its faults grew with it.
+    df = _decade(small, 0.5)
+    said = scaling.top_decade_sentence(df)
+    assert said.startswith(
+        "Of the 1 strategies whose two largest sizes were N = 10,000 and 100,000, 1 grew faster "
+        f"than N over that decade (up to N^{math.log10(0.5 / 0.020135):.2f}, PyTorch's jvp), "
+        "and a warm call of theirs "
+        "took 500,000 page faults at N = 100,000 against 10 at 10,000: that decade includes "
+        "faulting in fresh mappings."
+    )
+    # Faults no higher at the top: nothing said of them.
+    assert "page faults" not in scaling.top_decade_sentence(_decade(small, 0.5, (10.0, 10.0)))
+    # Measured again with no block mapped: its time then, and the decade's slope with it.
+    heap = pd.DataFrame([{"framework": "torch", "strategy": "jvp", "target": "strategy",
+                          "paths": 100_000, "heap_s": 0.2, "glibc_s": 0.5}])  # fmt: skip
+    said = scaling.top_decade_sentence(df, heap)
+    assert said.endswith(
+        "With no block mapped (allocator glibc-heap), PyTorch's jvp took 200.0 ms at N = "
+        f"100,000 instead of 500.0 ms (N^{math.log10(0.2 / 0.020135):.2f} from 10,000)."
+    )
+
+
+def test_vectorizing_against_the_loop_it_batches(small):
+    # PyTorch's jacrev 856 ms against grad-loop's 253 ms; JAX's jacrev 722 ms against vjp-loop's
+    # 68 ms; TensorFlow's pfor has no loop in the fixture.
+    pairs = scaling.vectorizing(small)
+    assert list(pairs["framework"]) == ["torch", "jax"]
+    assert pairs["ratio"].tolist() == pytest.approx(
+        [0.856163 / 0.252816, 0.721556 / 0.068003], rel=1e-4
+    )
+    assert scaling.vectorizing_sentence(small) == (
+        ", which here never bought time: against the loop it batches, PyTorch's jacrev ran "
+        "slower at N = 1,000 (3.4×); JAX's jacrev ran slower at N = 1,000 (10.6×)"
+    )
+    # PyTorch's faster at 1,000 and slower at 100 (a copied pair): sometimes.
+    df = edit(small.copy(), at(small, "torch", "jacrev", 1000), warm_median_s=0.1)
+    df = copy(df, at(small, "torch", "jacrev", 1000), paths=100, warm_median_s=0.02)
+    df = copy(df, at(small, "torch", "grad-loop", 1000), paths=100, warm_median_s=0.01)
+    said = scaling.vectorizing_sentence(df)
+    assert said.startswith(", which buys time only sometimes: against the loop it batches, ")
+    assert "PyTorch's jacrev ran faster at N = 1,000 (2.5×) and slower at N = 100 (2.0×)" in said
+    # Every pair faster: it bought time as well.
+    df = edit(df, at(small, "jax", "jacrev", 1000), warm_median_s=0.068)
+    df = edit(df, at(df, "torch", "jacrev", 100), warm_median_s=0.01)
+    said = scaling.vectorizing_sentence(df)
+    assert "JAX's jacrev ran about as fast at N = 1,000" in said
+    assert "PyTorch's jacrev ran faster at N = 1,000 (2.5×) and about as fast at N = 100" in said
+    assert said.startswith(", which buys time only sometimes")
+    df = edit(df, at(small, "jax", "jacrev", 1000), warm_median_s=0.01)
+    df = edit(df, at(df, "torch", "jacrev", 100), warm_median_s=0.001)
+    assert scaling.vectorizing_sentence(df).startswith(", which here bought time as well: ")
+    none = small[small["strategy"] != "jacrev"]
+    assert "not measured" in scaling.vectorizing_sentence(none)
