@@ -548,9 +548,14 @@ def test_the_reverse_strategies_growth_between_the_two_largest_n(small):
     df = _moments(df, "jax", {"jacrev": 6.4}, n=10**7)
     df = _moments(df, "jax", {"jacrev": 0.1}, n=10**6)
     # 48x and 64x over a decade: slopes log10(48) and log10(64).
+    # Both faster than their linear arithmetic; their faults did not jump, so none are named.
     assert wide.reverse_growth(df) == (
-        "they grow as n^1.68 to n^1.81 from n = 1,000,000 to 10,000,000"
+        "they grow as n^1.68 to n^1.81 from n = 1,000,000 to 10,000,000; where they grow "
+        "faster than the arithmetic, the excess is not arithmetic"
     )
+    linear = _moments(small, "torch", {"grad-loop": 0.1}, n=10**6)
+    linear = _moments(linear, "torch", {"grad-loop": 1.0}, n=10**7)
+    assert wide.reverse_growth(linear) == "they grow as n^1.00 from n = 1,000,000 to 10,000,000"
     # Forward mode is not counted.
     fwd = _moments(df, "jax", {"jacfwd": 100.0}, n=10**7)
     assert wide.reverse_growth(fwd) == wide.reverse_growth(df)

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
 import pandas as pd
 
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES, FRAMEWORKS
 from jacbench.problems import moments
 from jacbench.report import formats, queries
+from jacbench.report.chapters import wide_growth
 from jacbench.report.chapters.tall_wide import (  # noqa: F401 (the chapter reads them here)
     OVERHEAD_TOTAL,
     aspect,
@@ -178,31 +178,27 @@ def compiled_phrase(compiled: pd.Series | None, eager: pd.Series | None) -> str:
 
 def reverse_growth(df: pd.DataFrame) -> str:
     """How the reverse-mode strategies of the wide Jacobian grow between the two largest n at
-    which each ran correctly: 'they grow as n^1.68 to n^1.81 from n = 1,000,000 to 10,000,000'
-    (the range of their log-log slopes there); says so where none ran at two sizes."""
-    slopes, spans = [], set()
-    for fw in AD_FRAMEWORKS:
-        for s in registry.by_framework(fw, MOMENTS):
-            if s.mode != "reverse":
-                continue
-            ok = queries.wide(df, framework=fw, strategy=s.name, target="strategy", status="ok")
-            sizes = sorted(set(ok["inputs"].dropna()))
-            if len(sizes) < 2:
-                continue
-            a, b = sizes[-2], sizes[-1]
-            ta = queries.one(ok, inputs=a)["warm_median_s"]
-            tb = queries.one(ok, inputs=b)["warm_median_s"]
-            slopes.append(float(np.log(tb / ta) / np.log(b / a)))
-            spans.add((int(a), int(b)))
-    if not slopes:
+    which each ran correctly, against their arithmetic, linear in n: 'they grow as n^0.88 to
+    n^1.70 from n = 1,000,000 to 10,000,000; where ... ' (the range of their log-log slopes
+    there, read by wide_growth.against_arithmetic); says so where none ran at two sizes."""
+    reverse = {(s.framework, s.name) for fw in AD_FRAMEWORKS
+               for s in registry.by_framework(fw, MOMENTS) if s.mode == "reverse"}  # fmt: skip
+    rows = queries.wide(df, target="strategy", status="ok")
+    rows = rows[[k in reverse for k in zip(rows["framework"], rows["strategy"], strict=True)]]
+    slopes = wide_growth.span_slopes(rows, last_only=True)
+    if slopes.empty:
         return "each ran at one n only in this build, so their growth is not fitted"
-    lo, hi = min(slopes), max(slopes)
+    lo, hi = slopes["slope"].min(), slopes["slope"].max()
     growth = (f"they grow as n^{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}"
               else f"they grow as n^{lo:.2f} to n^{hi:.2f}")  # fmt: skip
+    spans = set(zip(slopes["lo"], slopes["hi"], strict=True))
     if len(spans) == 1:
         ((a, b),) = spans
-        return f"{growth} from n = {a:,} to {b:,}"
-    return f"{growth} between the two largest n each ran"
+        growth += f" from n = {a:,} to {b:,}"
+    else:
+        growth += " between the two largest n each ran"
+    reading = wide_growth.against_arithmetic(slopes, 1)
+    return f"{growth}; {reading}" if reading else growth
 
 
 def create_graph_costs(df: pd.DataFrame, framework: str = "torch") -> pd.DataFrame:
