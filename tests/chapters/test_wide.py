@@ -589,3 +589,26 @@ def test_the_third_answers_cpu_timings_beside_ours(small):
         "Here the hand-written derivative is about as fast as solution 2 (1.0× against the "
         "answer's 21.7×)."
     )
+
+
+def test_a_hessian_vector_product_is_counted_in_gradients(small):
+    # The fixture's JAX hvp at n = 100,000 against its jacrev there; a TensorFlow product with
+    # no Jacobian beside it is left out.
+    hvp = small[small["strategy"] == "second:hvp"].iloc[0]["warm_median_s"]
+    jacrev = queries.one(queries.wide(small, inputs=N, framework="jax", strategy="jacrev"))
+    ratio = hvp / jacrev["warm_median_s"]
+    df = _add(small, framework="tensorflow", strategy="second:hvp", target="second")
+    assert wide.hvp_in_gradients(df, N) == pytest.approx({"jax": ratio})
+    assert wide.hvp_cost(df, N) == f"the time of {ratio:.2g} gradients in JAX"
+    # PyTorch's, at 20 times its fastest reverse-mode Jacobian (jacfwd, forward, not counted),
+    # and a second size: each framework's range over n.
+    df = _moments(df, "torch", {"grad-loop": 0.001, "jacfwd": 1e-6})
+    df = _add(df, framework="torch", strategy="second:hvp", target="second", warm_median_s=0.02)
+    df = _moments(df, "jax", {"jacrev": 0.01}, n=10**6)
+    df = _add(df, framework="jax", strategy="second:hvp", target="second", inputs=10**6,
+              warm_median_s=0.05)  # fmt: skip
+    assert wide.hvp_cost(df, N) == (
+        f"the time of 20 gradients in PyTorch and {ratio:.2g} in JAX (over n = 100,000 to "
+        f"1,000,000: 20 in PyTorch and {ratio:.2g} to 5 in JAX)"
+    )
+    assert wide.hvp_cost(small, 1000) == NM
