@@ -453,21 +453,41 @@ def test_the_total_range_square_times_and_regime(shapes):
     assert square == pytest.approx({"torch": 439.2e-6, "tensorflow": 67.39e-3, "jax": 32.0e-6},
                                    rel=1e-3)  # fmt: skip
     assert wide.square_times(shapes) == "439 µs in PyTorch, 67.4 ms in TensorFlow, 32 µs in JAX"
-    assert wide.regime(total).startswith("small: at this size per-call overhead")
+    # The fixture's slower modes at 32 x 32 against their own fastest times (PyTorch's reverse
+    # 0.9 ms, TensorFlow's forward 67 ms): TensorFlow's floor is most of its time there.
+    said = wide.regime_measured(shapes)
+    assert said.startswith("At the square shape, where the crossover is read, the slower mode ")
+    assert said.endswith("so the crossover is not the arithmetic's alone.")
     # A failed square shape is left out; with no row there is nothing to say.
     failed = [{**r, "status": "memory-cap"} if r["framework"] == "jax" else r for r in shapes]
     assert wide.square_times(failed) == "439 µs in PyTorch, 67.4 ms in TensorFlow"
     assert wide.aspect_range([{**r, "status": "timeout"} for r in shapes]) == NM
-    assert wide.shapes_total([]) is None and wide.regime(None) == NM
+    assert wide.shapes_total([]) is None and wide.regime_measured([]) == NM
     assert wide.square_times([]) == NM
     # Two totals in one set of rows: no single total.
     assert wide.shapes_total([*shapes, {**shapes[0], "outputs": 2048}]) is None
 
 
-def test_the_regime_turns_above_the_overhead_total():
-    assert wide.regime(2**14).startswith("small:")
-    assert wide.regime(2**16) == (
-        "large enough that the arithmetic of the slower mode dominates its per-call overhead"
+def test_the_regime_is_read_from_the_slower_mode_against_its_floor():
+    def rows(fwd_square, fwd_floor):
+        times = {(64, 1): (fwd_floor, 9.0), (8, 8): (fwd_square, 1.0), (1, 64): (50.0, 0.5)}
+        return [{"framework": "torch", "outputs": m, "inputs": n, "mode": mode,
+                 "warm_median_s": t, "status": "ok"}
+                for (m, n), (fwd, rev) in times.items()
+                for mode, t in (("forward", fwd), ("reverse", rev))]  # fmt: skip
+
+    # Forward mode is the slower at 8 x 8 (2.0 s); its fastest, 1.0 s at 64 x 1, is half of it.
+    assert wide.slower_against_floor(rows(2.0, 1.0)) == {"torch": ("forward", 2.0, 1.0)}
+    assert wide.regime_measured(rows(2.0, 1.0)) == (
+        "At the square shape, where the crossover is read, the slower mode (forward mode) takes "
+        "2.0× its own fastest time over these shapes in PyTorch (2.00 s against 1.00 s). That "
+        "fastest time bounds its per-call overhead from above and is 50% of its time at the "
+        "square shape: per-call overhead may be as large as the arithmetic there, so the "
+        "crossover is not the arithmetic's alone."
+    )
+    assert wide.regime_measured(rows(10.0, 1.0)).endswith(": the arithmetic decides there.")
+    assert wide.regime_measured(rows(4.0, 1.0)).endswith(
+        ": per-call overhead is still part of what decides there."
     )
 
 

@@ -14,16 +14,16 @@ from jacbench.problems import moments
 from jacbench.report import formats, queries
 from jacbench.report.chapters import wide_growth
 from jacbench.report.chapters.tall_wide import (  # noqa: F401 (the chapter reads them here)
-    OVERHEAD_TOTAL,
     aspect,
     aspect_range,
     aspects,
     crossover_aspect,
     crossover_rows,
     crossover_sides,
-    regime,
+    regime_measured,
     shapes_total,
     sides,
+    slower_against_floor,
     square_times,
 )
 from jacbench.strategies import registry
