@@ -89,6 +89,10 @@ def test_a_row_s_columns_say_what_ran_and_what_the_model_predicted(small):
         "max rel. error": "–",
     }
     assert wide.measured(jax.loc["jacrev"])["time / closed form"] == "–"  # no reference
+    # Far below the closed form's time: two significant figures, not 0.0x.
+    fast = jax.loc["jacrev"].copy()
+    fast["warm_median_s"] = 0.046 * closed["warm_median_s"]
+    assert wide.measured(fast, closed)["time / closed form"] == "0.046×"
 
 
 def test_cold_and_peak_read_a_row_that_ran_and_not_one_that_did_not(small):

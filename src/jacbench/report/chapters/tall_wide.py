@@ -46,18 +46,19 @@ def crossover_aspect(shapes: list[dict], framework: str) -> str:
 
 
 def sides(rows: list[dict], framework: str | None = None) -> tuple[int, int, int, int] | None:
-    """Counted over the shapes (of a framework, where given) where both modes ran: (wide shapes
-    where reverse mode is faster, wide shapes, tall shapes where forward mode is, tall shapes);
-    None where no shape has both."""
-    by_shape: dict[tuple[int, int], dict[str, float]] = {}
+    """Counted over the shapes where both modes ran, framework by framework (of one framework,
+    where given) and summed: (wide shapes where reverse mode is faster, wide shapes, tall shapes
+    where forward mode is, tall shapes); None where no shape has both."""
+    by_shape: dict[tuple[str | None, int, int], dict[str, float]] = {}
     for r in _of(rows, framework):
         if r.get("status", "ok") == "ok":
-            by_shape.setdefault((r["outputs"], r["inputs"]), {})[r["mode"]] = r["warm_median_s"]
+            shape = (r.get("framework"), r["outputs"], r["inputs"])
+            by_shape.setdefault(shape, {})[r["mode"]] = r["warm_median_s"]
     both = {s: t for s, t in by_shape.items() if "forward" in t and "reverse" in t}
     if not both:
         return None
-    wide = [t["reverse"] < t["forward"] for (m, n), t in both.items() if m < n]
-    tall = [t["forward"] < t["reverse"] for (m, n), t in both.items() if m > n]
+    wide = [t["reverse"] < t["forward"] for (_, m, n), t in both.items() if m < n]
+    tall = [t["forward"] < t["reverse"] for (_, m, n), t in both.items() if m > n]
     return sum(wide), len(wide), sum(tall), len(tall)
 
 

@@ -55,7 +55,10 @@ def measured(row: pd.Series, reference: pd.Series | None = None) -> dict:
         "peak beyond inputs": formats.size(row["peak_over_inputs"])
         if ok
         else f"{formats.size(row['predicted_peak'])} (model)",
-        "time / closed form": formats.times(over),
+        # Two significant figures below one: '0.046×', not '0.0×'.
+        "time / closed form": f"{over:.2g}×"
+        if over is not None and over < 1
+        else formats.times(over),
         "max rel. error": formats.error(row["max_rel_error"]) if ok else "–",
     }
 
@@ -363,10 +366,12 @@ def in_short(
     if counted is not None:
         wide, wide_n, tall, tall_n = counted
         if wide == wide_n and tall == tall_n:
-            said += (f" Across shapes of one size, reverse mode won all {wide_n} wide ones and "
-                     f"forward mode all {tall_n} tall ones: pick the smaller side.")  # fmt: skip
+            said += (f" Across shapes of one size, counted in each framework, reverse mode won "
+                     f"all {wide_n} wide ones and forward mode all {tall_n} tall ones: pick the "
+                     "smaller side.")  # fmt: skip
         else:
-            said += (f" Across shapes of one size, reverse mode won {wide} of {wide_n} wide ones "
+            said += (f" Across shapes of one size, counted in each framework, reverse mode won "
+                     f"{wide} of {wide_n} wide ones "
                      f"and forward mode {tall} of {tall_n} tall ones, so the smaller side is a "
                      "rule of thumb that per-call overhead moves.")  # fmt: skip
     return said
