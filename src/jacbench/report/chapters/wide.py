@@ -13,6 +13,7 @@ from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES, FRAMEWORKS
 from jacbench.problems import moments
 from jacbench.report import formats, queries
 from jacbench.report.chapters import wide_growth
+from jacbench.report.chapters.picks import clearly_faster
 from jacbench.report.chapters.tall_wide import (  # noqa: F401 (the chapter reads them here)
     aspect,
     aspect_range,
@@ -204,9 +205,12 @@ def reverse_growth(df: pd.DataFrame) -> str:
     return f"{growth}; {reading}" if reading else growth
 
 
-def create_graph_costs(df: pd.DataFrame, framework: str = "torch") -> pd.DataFrame:
+def create_graph_costs(
+    df: pd.DataFrame, framework: str = "torch", margin: float = 1.0
+) -> pd.DataFrame:
     """The loop of gradients with create_graph=True over the same loop without it, at every n
-    both ran correctly: warm times, peaks beyond the inputs and the two ratios."""
+    both ran correctly: warm times, peaks beyond the inputs, the two ratios and whether it is
+    slower or faster by more than the noise (picks.clearly_faster with the margin)."""
     plain = queries.wide(df, framework=framework, strategy=LOOP, status="ok")
     graph = queries.wide(df, framework=framework, strategy=LOOP_CREATE_GRAPH, status="ok")
     rows = []
@@ -219,10 +223,14 @@ def create_graph_costs(df: pd.DataFrame, framework: str = "torch") -> pd.DataFra
                 "graph_s": g["warm_median_s"],
                 "plain_peak": p["peak_over_inputs"],
                 "graph_peak": g["peak_over_inputs"],
+                "slower": clearly_faster(p, g, margin),
+                "faster": clearly_faster(g, p, margin),
             }
         )
-    out = pd.DataFrame(rows, columns=["inputs", "plain_s", "graph_s", "plain_peak", "graph_peak"])
-    out[out.columns[1:]] = out[out.columns[1:]].astype(float)
+    columns = ["inputs", "plain_s", "graph_s", "plain_peak", "graph_peak", "slower", "faster"]
+    out = pd.DataFrame(rows, columns=columns)
+    out[columns[1:5]] = out[columns[1:5]].astype(float)
+    out[columns[5:]] = out[columns[5:]].astype(bool)
     out["time_ratio"] = out["graph_s"] / out["plain_s"]
     out["memory_ratio"] = out["graph_peak"] / out["plain_peak"]
     return out
@@ -232,10 +240,11 @@ def create_graph_costs(df: pd.DataFrame, framework: str = "torch") -> pd.DataFra
 ALMOST_NOTHING = 1.15
 
 
-def create_graph_sentence(costs: pd.DataFrame, n: int) -> str:
+def create_graph_sentence(costs: pd.DataFrame, n: int, margin: float = 1.0) -> str:
     """What create_graph=True costs the loop of gradients at the question's n (or the nearest n
-    both ran), and at the other sizes: 'almost nothing' only where both ratios are within
-    ALMOST_NOTHING."""
+    both ran) and at the other sizes: time only where it is slower by more than the noise
+    (create_graph_costs, with the margin named here), memory where its peak is more than
+    ALMOST_NOTHING times the plain loop's."""
     if costs.empty:
         return "The loop with create_graph=True was not measured beside the plain loop."
     at = costs.iloc[(costs["inputs"] - n).abs().argsort(kind="stable")].iloc[0]
@@ -248,29 +257,35 @@ def create_graph_sentence(costs: pd.DataFrame, n: int) -> str:
             f"({formats.times(r['memory_ratio'], 2)})"
         )
 
-    def cheap(r) -> bool:
-        return r["time_ratio"] <= ALMOST_NOTHING and r["memory_ratio"] <= ALMOST_NOTHING
-
-    said = f"At n = {int(at['inputs']):,} the loop with it takes {cost(at)}"
-    if cheap(at) and at["time_ratio"] < 1 / ALMOST_NOTHING:
-        said += (": it ran faster, which recording more cannot explain: the difference is noise "
-                 "between the two loops' separately timed processes, and it costs nothing "
-                 "measurable there.")  # fmt: skip
+    slower = costs["slower"]
+    dearer = costs["memory_ratio"] > ALMOST_NOTHING
+    said = f"At n = {int(at['inputs']):,} the loop with it takes {cost(at)}: "
+    if at["slower"]:
+        said += f"slower by more than the noise of the measurement ({formats.times(margin, 2)})"
+    elif at["faster"]:
+        said += ("faster, which recording more cannot explain: the difference is noise between "
+                 "the two loops' separately timed processes")  # fmt: skip
     else:
-        said += ": there it costs almost nothing." if cheap(at) else ": unneeded, and not free."
+        said += f"the time differs by less than the noise ({formats.times(margin, 2)})"
+    said += (", and what it costs there is memory." if at["memory_ratio"] > ALMOST_NOTHING
+             else ", and its memory is within a factor of "
+             f"{formats.times(ALMOST_NOTHING, 2)} there.")  # fmt: skip
     others = costs[costs["inputs"] != at["inputs"]]
-    k = others["time_ratio"]
-    if len(others) == 1:
-        said += (
-            f" At n = {int(others['inputs'].iloc[0]):,} it takes "
-            f"{formats.times(k.iloc[0], 2)} the plain loop's time."
-        )
-    elif len(others):
-        said += (
-            f" Over the other sizes measured (n = {int(others['inputs'].min()):,} to "
-            f"{int(others['inputs'].max()):,}) it takes {formats.times(k.min(), 2)} to "
-            f"{formats.times(k.max(), 2)} the plain loop's time."
-        )
+    if len(others):
+        lo, hi = int(others["inputs"].min()), int(others["inputs"].max())
+        sizes = f"n = {lo:,}" if lo == hi else f"n = {lo:,} to {hi:,}"
+
+        def at_sizes(mask, what: str) -> str:
+            picked = others[mask.loc[others.index]]["inputs"]
+            if picked.empty:
+                return f"never {what}"
+            return f"{what} at n = " + formats.listing([f"{int(m):,}" for m in picked])
+
+        memory = f"takes more than {formats.times(ALMOST_NOTHING, 2)} its memory"
+        said += (f" Over the other sizes measured ({sizes}) it takes "
+                 f"{formats.span(others['time_ratio'], lambda x: formats.times(x, 2))} the plain "
+                 f"loop's time; it is {at_sizes(slower, 'slower by more than the noise')}, and "
+                 f"{at_sizes(dearer, memory)}.")  # fmt: skip
     return said
 
 
