@@ -177,6 +177,10 @@ def test_the_crossover_sides_count_each_mode_on_its_side():
     ]
     assert wide.sides(rows) == (1, 1, 0, 1)
     assert wide.sides(rows, "jax") is None
+    # JAX's tall shape with both modes: counted as its own, not over PyTorch's.
+    rows.append({**rows[-1], "mode": "reverse", "warm_median_s": 2.0})
+    assert wide.sides(rows) == (1, 1, 1, 2)
+    assert wide.sides(rows, "jax") == (0, 0, 1, 1)
 
 
 def test_recommend_in_short_gives_the_rule_and_the_fix():

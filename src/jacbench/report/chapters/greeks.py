@@ -106,3 +106,26 @@ def ynn_sentence(effect: pd.DataFrame) -> str:
         said += (", and float32 is still slower than float64, so the anomaly's cause lies "
                  "elsewhere." if slower else ".")  # fmt: skip
     return said
+
+
+def ynn_float64(effect: pd.DataFrame) -> str:
+    """YNNPACK's effect on float64 at every N measured both ways, and where it slows float64
+    more than float32: 'With YNNPACK's fusions on, float64 takes 2.14× its time without them at
+    N = 10,000, ..., more than float32 at N = 10,000 (float32: 0.81×) ...'"""
+    f64 = effect[effect["dtype"] == "float64"].dropna(subset=["slowdown"])
+    if f64.empty:
+        return "Float64 was not measured without YNNPACK's fusions."
+    at = [f"{formats.times(r['slowdown'], 2)}{' its time without them' if i == 0 else ''} "
+          f"at N = {formats.count(r['paths'])}"
+          for i, (_, r) in enumerate(f64.iterrows())]  # fmt: skip
+    said = f"With YNNPACK's fusions on, float64 takes {formats.listing(at)}"
+    harder = []
+    for _, r in f64.iterrows():
+        f32 = queries.one(effect, dtype="float32", paths=r["paths"])
+        if f32 is not None and not formats.missing(f32["slowdown"]):
+            if r["slowdown"] > f32["slowdown"]:
+                harder.append(f"N = {formats.count(r['paths'])} (float32: "
+                              f"{formats.times(f32['slowdown'], 2)})")  # fmt: skip
+    if harder:
+        said += f", more than float32 at {formats.listing(harder)}"
+    return said + "."

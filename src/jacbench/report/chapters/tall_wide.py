@@ -10,11 +10,6 @@ from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
 from jacbench.measure import crossover as tall_to_wide
 from jacbench.report import formats
 
-# Up to m * n = 2^14 a vectorized call's arithmetic (forward m n^2, reverse m^2 n multiply-adds
-# with the identity basis) stays below a few million multiply-adds: overhead decides.
-OVERHEAD_TOTAL = 2**14
-
-
 # --- the tall-to-wide crossover -------------------------------------------------------------
 
 
@@ -51,18 +46,19 @@ def crossover_aspect(shapes: list[dict], framework: str) -> str:
 
 
 def sides(rows: list[dict], framework: str | None = None) -> tuple[int, int, int, int] | None:
-    """Counted over the shapes (of a framework, where given) where both modes ran: (wide shapes
-    where reverse mode is faster, wide shapes, tall shapes where forward mode is, tall shapes);
-    None where no shape has both."""
-    by_shape: dict[tuple[int, int], dict[str, float]] = {}
+    """Counted over the shapes where both modes ran, framework by framework (of one framework,
+    where given) and summed: (wide shapes where reverse mode is faster, wide shapes, tall shapes
+    where forward mode is, tall shapes); None where no shape has both."""
+    by_shape: dict[tuple[str | None, int, int], dict[str, float]] = {}
     for r in _of(rows, framework):
         if r.get("status", "ok") == "ok":
-            by_shape.setdefault((r["outputs"], r["inputs"]), {})[r["mode"]] = r["warm_median_s"]
+            shape = (r.get("framework"), r["outputs"], r["inputs"])
+            by_shape.setdefault(shape, {})[r["mode"]] = r["warm_median_s"]
     both = {s: t for s, t in by_shape.items() if "forward" in t and "reverse" in t}
     if not both:
         return None
-    wide = [t["reverse"] < t["forward"] for (m, n), t in both.items() if m < n]
-    tall = [t["forward"] < t["reverse"] for (m, n), t in both.items() if m > n]
+    wide = [t["reverse"] < t["forward"] for (_, m, n), t in both.items() if m < n]
+    tall = [t["forward"] < t["reverse"] for (_, m, n), t in both.items() if m > n]
     return sum(wide), len(wide), sum(tall), len(tall)
 
 
@@ -109,17 +105,53 @@ def square_times(shapes: list[dict]) -> str:
     return ", ".join(times) or formats.NOT_MEASURED
 
 
-def regime(total: int | None) -> str:
-    """Whether per-call overhead or arithmetic decides at a total m * n: 'small: ...' up to
-    OVERHEAD_TOTAL, 'large enough that ...' above; NOT_MEASURED for None."""
-    if total is None:
+def slower_against_floor(shapes: list[dict]) -> dict[str, tuple[str, float, float]]:
+    """Per AD framework with a square shape where both modes ran: the slower mode there, its time
+    there and its floor (its fastest time over every shape, which bounds its per-call overhead
+    from above)."""
+    found = {}
+    for fw in AD_FRAMEWORKS:
+        ok = [r for r in _of(shapes, fw) if r["status"] == "ok"]
+        square = {r["mode"]: r["warm_median_s"] for r in ok if r["outputs"] == r["inputs"]}
+        if {"forward", "reverse"} <= set(square):
+            mode = max(square, key=square.get)
+            floor = min(r["warm_median_s"] for r in ok if r["mode"] == mode)
+            found[fw] = (mode, square[mode], floor)
+    return found
+
+
+# Where the slower mode's floor is at least this share of its time at the square shape, its
+# per-call overhead may be as large as its arithmetic there; below LITTLE, the arithmetic decides.
+HALF, LITTLE = 0.5, 0.2
+
+
+def regime_measured(shapes: list[dict]) -> str:
+    """Whether overhead or arithmetic decides at the square shape, where the crossover is read,
+    from the slower mode's time there against its floor (slower_against_floor); NOT_MEASURED
+    where no framework has a square shape with both modes."""
+    found = slower_against_floor(shapes)
+    if not found:
         return formats.NOT_MEASURED
-    if total <= OVERHEAD_TOTAL:
-        return (
-            "small: at this size per-call overhead, not arithmetic, decides which mode is "
-            "faster, so the crossover below says little about the rule"
-        )
-    return "large enough that the arithmetic of the slower mode dominates its per-call overhead"
+    modes = {mode for mode, _, _ in found.values()}
+    own = " its own fastest time over these shapes"
+    parts = [f"{formats.times(t / floor)}{own if i == 0 else ''}"
+             f" in {FRAMEWORK_NAMES[fw]} ({'' if len(modes) == 1 else f'{mode} mode, '}"
+             f"{formats.time(t)} against {formats.time(floor)})"
+             for i, (fw, (mode, t, floor)) in enumerate(found.items())]  # fmt: skip
+    slower = f"the slower mode ({modes.pop()} mode)" if len(modes) == 1 else "the slower mode"
+    shares = [floor / t for _, t, floor in found.values()]
+    said = (
+        f"At the square shape, where the crossover is read, {slower} takes "
+        f"{formats.listing(parts)}. That fastest time bounds its per-call overhead from above "
+        f"and is {formats.span([100 * x for x in shares], '{:.0f}%'.format)} of its time at the "
+        "square shape"
+    )
+    if max(shares) >= HALF:
+        return (f"{said}: per-call overhead may be as large as the arithmetic there, so the "
+                "crossover is not the arithmetic's alone.")  # fmt: skip
+    if max(shares) < LITTLE:
+        return f"{said}: the arithmetic decides there."
+    return f"{said}: per-call overhead is still part of what decides there."
 
 
 # --- the crossover in words -----------------------------------------------------------------
