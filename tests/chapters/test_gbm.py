@@ -749,7 +749,7 @@ def test_the_loop_growth_is_fitted_from_the_rows(small):
     assert g["per_pass"] == pytest.approx(1157 * MIB / (3000 * array))
     said = chapter.loop_growth_sentence(df)
     assert said.startswith(
-        f"between N = 1,000 and 3,000, the sizes measured there, its peak "
+        f"between N = 1,000 and 3,000, the sizes measured there, its peak beyond the inputs "
         f"grows as N^{slope:.2f}, as if each of the N backward passes left "
         f"{g['per_pass']:.2f} of a path array behind"
     )

@@ -87,7 +87,7 @@ def test_vectorized_in_short_gives_the_batch_the_slope_and_the_counts():
     said = vectorized.in_short(10_000, 19.7 * GIB, 63.9 * GIB, 1.96, COUNTS)
     assert "a batch of them is 19.7 GiB, and TensorFlow's default (pfor) is predicted" in said
     assert "to need 63.9 GiB" in said
-    assert "pfor's peak grows as N^1.96, quadratically." in said
+    assert "pfor's peak beyond the inputs grows as N^1.96, quadratically." in said
     assert "the faster in 6 of the 12 comparisons and needed more memory in 12" in said
     assert "Forward mode's two JVPs avoid it, and so does one reverse pass" in said
 

@@ -86,8 +86,8 @@ def loop_growth(df: pd.DataFrame) -> dict | None:
 
 
 def loop_growth_sentence(df: pd.DataFrame) -> str:
-    """'between N = 1,000 and 3,000, the sizes measured there, its peak grows as N^1.97, as if
-    ...', from loop_growth; says where it cannot be fitted."""
+    """'between N = 1,000 and 3,000, the sizes measured there, its peak beyond the inputs grows
+    as N^1.97, as if ...', from loop_growth; says where it cannot be fitted."""
     g = loop_growth(df)
     if g is None or g["slope"] is None:
         return ("the program did not run at two sizes from N = 1,000 up, so how its memory grows "
@@ -95,7 +95,7 @@ def loop_growth_sentence(df: pd.DataFrame) -> str:
     slope = g["slope"]
     said = (
         f"between N = {formats.count(g['from'])} and {formats.count(g['to'])}, the sizes "
-        f"measured there, its peak grows as N^{slope:.2f}"
+        f"measured there, its peak beyond the inputs grows as N^{slope:.2f}"
     )
     if slope >= 1.75:
         said += (f", as if each of the N backward passes left {g['per_pass']:.2f} of a path "

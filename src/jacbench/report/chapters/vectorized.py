@@ -277,7 +277,7 @@ def in_short(
     )
     if slope is not None:
         grows = "quadratically" if slope >= 1.5 else "less than quadratically"
-        said += f" Measured, pfor's peak grows as N^{slope:.2f}, {grows}."
+        said += f" Measured, pfor's peak beyond the inputs grows as N^{slope:.2f}, {grows}."
     n, faster, more = counts["compared"], counts["faster"], counts["more_memory"]
     if n:
         wins = {0: f"in none of the {n} comparisons", n: f"in all {n} comparisons"}.get(
