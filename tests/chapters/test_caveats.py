@@ -100,7 +100,8 @@ def test_where_only_blocked_forms_ran_the_unblocked_ones_are_predicted(small):
     said = cv.beyond_sentence(df, "PyTorch's blocked-jvp")
     assert said.startswith(
         "At N = 1,000,000 only the blocked forms were measured (PyTorch's blocked-jvp): one "
-        "block of paths at a time, so their memory does not grow with N but for the result. "
+        "block of paths at a time (how their memory grows with N is measured in the GBM "
+        "chapter). "
         "The unblocked forms were not run there. For those that ran at N = 100,000, the memory "
         f"model predicts peaks of {formats.size(model)} (PyTorch's jvp) to "
         f"{formats.size(model)} (PyTorch's jvp) at N = 1,000,000, against the 4.0 GiB cap there"

@@ -185,7 +185,7 @@ def beyond_sentence(df: pd.DataFrame, blocked_forms: str) -> str:
     needs = unblocked_needs(df)
     said = (
         f"At N = {n:,} only the blocked forms were measured ({blocked_forms}): one block of "
-        "paths at a time, so their memory does not grow with N but for the result."
+        "paths at a time (how their memory grows with N is measured in the GBM chapter)."
     )
     if needs.empty:
         return said
