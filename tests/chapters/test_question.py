@@ -182,9 +182,11 @@ def test_against_brief_in_a_table_cell():
         "2.5× faster, about the same memory"
     )
     capped = _timed(None, None, "memory-cap", mem_cap=16 * GIB)
-    assert question.against_brief(best, capped) == "it failed at the 16.0 GiB cap"
+    assert (
+        question.against_brief(best, capped) == "the question's program failed at the 16.0 GiB cap"
+    )
     late = _timed(None, None, "timeout", timeout=600.0, mem_cap=8 * GIB)
-    assert question.against_brief(best, late) == "it: timeout (600 s)"
+    assert question.against_brief(best, late) == "the question's program: timeout (600 s)"
     assert question.against_brief(best, None) == "standard profile only"
     assert question.against_brief(None, capped) == formats.NOT_MEASURED
 

@@ -266,8 +266,8 @@ def test_the_picks_sentence_follows_the_data(small):
     said = pk.picks_sentence(cands, rec.TALL, {})
     assert said.startswith(
         "The question's size (N = 10,000): PyTorch, pathwise (8.5 ms); "
-        "JAX, pathwise (9.9 ms). Largest in memory (N = 1,000): TensorFlow, "
-        "pathwise-function (882 µs). Largest in memory (N = 100,000): "
+        "JAX, pathwise (9.9 ms). Largest unblocked (N = 1,000): TensorFlow, "
+        "pathwise-function (882 µs). Largest unblocked (N = 100,000): "
         "PyTorch, jvp (135.2 ms)."
     )
     # Slow PyTorch's pathwise down at the question's N: jvp becomes the pick there.
@@ -303,6 +303,10 @@ def test_the_fastest_within_a_budget(small):
     assert rec.fitted(rec.within(rows, 1.0)) == "pathwise-function (686.7 MiB)"
     assert rec.fitted(rec.within(rows, 0.67)) == "pathwise (681.5 MiB)"  # 719.4 MB
     assert rec.fitted(rec.within(rows, 0.5)) == "none measured"
+    # With the rows it was applied to: they ran, and none fits; the smallest peak in MiB.
+    smallest = rows.loc[rows["status"] == "ok", "peak"].min() / 2**20
+    assert rec.fitted(rec.within(rows, 0.5), rows) == f"none fits (smallest {smallest:,.1f} MiB)"
+    assert rec.fitted(None, rows.assign(status="memory-cap")) == "none measured"
 
 
 def test_the_default_call_at_the_picks_size_or_its_largest(small):
@@ -332,8 +336,8 @@ def test_the_decision_table(small):
         "fastest against the question's program at N = 10,000"]  # fmt: skip
     assert list(zip(table["framework"], table["Jacobian shape"], table["where"], strict=True)) == [
         ("PyTorch", rec.TALL, "the question's size, N = 10,000"),
-        ("PyTorch", rec.TALL, "largest in memory, N = 100,000"),
-        ("TensorFlow", rec.TALL, "largest in memory, N = 1,000"),
+        ("PyTorch", rec.TALL, "largest unblocked, N = 100,000"),
+        ("TensorFlow", rec.TALL, "largest unblocked, N = 1,000"),
         ("JAX", rec.TALL, "the question's size, N = 10,000"),
         ("JAX", rec.WIDE, "the question's size, n = 100,000"),
         ("JAX", rec.HESSIAN, "largest measured, n = 100,000"),
@@ -342,7 +346,7 @@ def test_the_decision_table(small):
     assert question["fastest there"] == "pathwise (8.5 ms)"
     assert question.iloc[-1].startswith("pathwise: ")  # against the question's program
     assert large["fastest there"] == "jvp (135.2 ms)"
-    assert large["fastest within 0.5 GiB"] == "none measured"  # its peak: 712.2 MiB
+    assert large["fastest within 0.5 GiB"] == "none fits (smallest 712.2 MiB)"
     assert large["fastest within 1 GiB"] == "jvp (712.2 MiB)"
     assert large["the framework's default"] == "–"  # functional-loop: no row
     assert (table.iloc[1:3, -1] == "–").all() and (table.iloc[4:, -1] == "–").all()
@@ -405,19 +409,23 @@ def test_the_question_at_the_larger_n_under_the_other_allocators(small):
     # and under glibc-mmap (54.08 s) while glibc's default settings hit the cap.
     df = fixed(small)
     i = at(df, "torch", "question", paths=10_000)
-    df = copy(df, i, allocator="jemalloc", status="ok", cold_s=5.6919)
-    df = copy(df, i, allocator="glibc-mmap", status="ok", cold_s=54.0766)
+    df = copy(df, i, allocator="jemalloc", status="ok", cold_s=5.6919, warm_median_s=5.0512)
+    df = copy(df, i, allocator="glibc-mmap", status="ok", cold_s=54.0766, warm_median_s=66.0)
+    fix = at(df, "torch", "functional-forward", paths=10_000)
+    first = formats.time(df.loc[fix, "cold_s"])
+    # First call beside first call, warm beside warm, the fix's too.
     assert rec.fix_beyond(df) == (
         "At N = 10,000 the question's program, under glibc's malloc with its default settings, "
-        "stopped at the memory cap (4.0 GiB) after 13.35 s; under glibc-mmap its first call took "
-        "54.08 s, under jemalloc 5.69 s. Under glibc, the one-argument fix took 20.1 ms and "
-        "127.5 MiB."
+        "stopped at the memory cap (4.0 GiB) after 13.35 s; under glibc-mmap it took 54.08 s a "
+        "first call and 66.00 s a warm one, under jemalloc 5.69 s and 5.05 s. Under glibc, "
+        f"the one-argument fix took {first} a first call and 20.1 ms a warm one, holding "
+        "127.5 MiB beyond the inputs."
     )
     # Under glibc-mmap it too hit the cap: the first call named under jemalloc.
     edit(df, df.index.max(), status="memory-cap", wall_s=30.0)
     assert (
         "; under glibc-mmap it stopped at the memory cap (4.0 GiB) after 30.00 s, under "
-        "jemalloc its first call took 5.69 s." in rec.fix_beyond(df)
+        "jemalloc it took 5.69 s a first call and 5.05 s a warm one." in rec.fix_beyond(df)
     )
 
 
@@ -429,7 +437,8 @@ def test_where_the_margins_come_from(small):
     second.loc[second["framework"] == "torch", "ratio_median"] *= 1.1
     # The fixture's ratios are at N = 1,000, 10,000 and 100,000.
     assert pk.margins_basis(small, second) == (
-        "These margins (PyTorch 1.100×, TensorFlow 1.000×, JAX 1.000×) were measured on the GBM's "
+        "These margins, how far apart two medians must be (PyTorch 1.100×, TensorFlow 1.000×, "
+        "JAX 1.000×), were measured on the GBM's "
         "time-over-simulation ratios at N = 1,000, 10,000 and 100,000, and are applied here at "
         "every size and to the wide Jacobian and the Hessians as well."
     )

@@ -109,9 +109,10 @@ def tensorflow_graph_forward(
     df: pd.DataFrame, paths: int, eager: str, graph: str, reverse: str
 ) -> str:
     """TensorFlow's reverse over forward time with its forward pass traced into one
-    tf.function (graph) instead of run eagerly (eager): tape.jacobian's pfor (reverse) runs its
-    vectorized loop as a graph, so the eager ForwardAccumulator's ratio carries eager overhead on
-    one side only. NOT_MEASURED wording where either is missing."""
+    tf.function (graph) instead of run eagerly (eager): tape.jacobian's pfor (reverse) traces
+    its vectorized loop into a graph on every call and runs that, so the two sides of the eager
+    ForwardAccumulator's ratio pay different per-call costs. NOT_MEASURED wording where either
+    is missing."""
     pair = forward_against_reverse(df, {"tensorflow": (graph, reverse)}, paths).iloc[0]
     eager_s = queries.value(
         queries.one(queries.gbm(df, paths=paths, status="ok"), framework="tensorflow",
@@ -123,9 +124,10 @@ def tensorflow_graph_forward(
         )
     return (
         f"The two sides of TensorFlow's ratio do not run alike: tape.jacobian hands its "
-        f"vectorized loop to pfor, which runs it as a graph, while the ForwardAccumulator above "
-        f"runs eagerly ({formats.time(eager_s)}). Traced into one tf.function ({graph}), the "
-        f"forward pass takes {formats.time(pair['forward_s'])}, and the reverse mode "
+        f"vectorized loop to pfor, which traces it into a graph afresh on every call and runs "
+        f"that, while the ForwardAccumulator above runs eagerly ({formats.time(eager_s)}). "
+        f"Traced into one tf.function ({graph}), the forward pass takes "
+        f"{formats.time(pair['forward_s'])}, and the reverse mode "
         f"{formats.times(pair['ratio'], digits=0)} its time "
         f"({against_half_n(pair['ratio'], paths)})."
     )

@@ -1,5 +1,5 @@
 """What to use (chapter 6), the picks: per framework, Jacobian shape and regime (the question's
-size, the largest in memory, the largest where only blocked forms ran), the fastest candidate,
+size, the largest unblocked, the largest where only blocked forms ran), the fastest candidate,
 named alone only where the data rank it (its next one's fastest warm call slower than its
 median, the medians further apart than the framework's ratios moved between the two occasions,
 no call under a millisecond ranked), and the decision table built from them."""
@@ -59,7 +59,7 @@ def decision_table(
                 table.append(
                     [FRAMEWORK_NAMES[fw], shape, f"{regime}, {SIZE[shape]} = {n:,}",
                      group_phrase(group, margin)]
-                    + [fitted(within(there, b)) for b in budgets_gib]
+                    + [fitted(within(there, b), there) for b in budgets_gib]
                     + [outcome_at(default_at(rows, default_name(fw, shape), n), shape)]
                     + [against_question(df, fw, shape) if question_size else "–"]
                 )  # fmt: skip
@@ -75,7 +75,7 @@ QUESTION_INPUTS = 100_000
 # ones ran (named by what was measured: no unblocked strategy need have been tried there).
 QUESTION_SIZE, IN_MEMORY, BEYOND, LARGEST = (
     "the question's size",
-    "largest in memory",
+    "largest unblocked",
     "blocked forms only",
     "largest measured",
 )
@@ -116,9 +116,9 @@ def margins_basis(first: pd.DataFrame, second: pd.DataFrame | None) -> str:
     named = [f"{n:,}" for n in sizes]
     at = f"{named[0]} only" if len(named) == 1 else ", ".join(named[:-1]) + f" and {named[-1]}"
     return (
-        f"These margins ({said}) were measured on the GBM's time-over-simulation ratios at "
-        f"N = {at}, and are applied here at every size and to the wide Jacobian and the "
-        "Hessians as well."
+        f"These margins, how far apart two medians must be ({said}), were measured on the "
+        f"GBM's time-over-simulation ratios at N = {at}, and are applied here at every size "
+        "and to the wide Jacobian and the Hessians as well."
     )
 
 

@@ -186,12 +186,13 @@ def speedup(df: pd.DataFrame, framework: str, paths: int = QUESTION_N) -> str:
 
 def against_brief(best: pd.Series | None, ref: pd.Series | None) -> str:
     """against() in a table cell's few words: '31× faster, 12× less memory', or what stopped
-    the question's program ('it failed at the 16.0 GiB cap')."""
+    the question's program ('the question's program failed at the 16.0 GiB cap')."""
     if best is None or ref is None:
         return formats.NOT_MEASURED if best is None else "standard profile only"
     if ref["status"] != "ok":
-        cap = f"it failed at the {formats.size(ref['mem_cap'])} cap"
-        return cap if ref["status"] == "memory-cap" else f"it: {formats.outcome(ref)}"
+        cap = f"the question's program failed at the {formats.size(ref['mem_cap'])} cap"
+        return cap if ref["status"] == "memory-cap" else (
+            f"the question's program: {formats.outcome(ref)}")  # fmt: skip
     faster = ref["warm_median_s"] / best["warm_median_s"]
     pace = f"{_fold(faster)} faster" if faster >= 1 else f"{_fold(1 / faster)} slower"
     return f"{pace}, {memory_against(best, ref).replace(' beyond the inputs', '')}"
@@ -262,7 +263,7 @@ def in_short(
     if not found:
         said += " No other strategy ran correctly at that size."
     else:
-        said += f" The fastest correct strategy takes {formats.listing(found)} a warm call"
+        said += f" A warm call of the fastest correct strategy takes {formats.listing(found)}"
         if over_best is None:
             said += "."
         elif over_best >= 1:
@@ -272,7 +273,7 @@ def in_short(
             said += f"; PyTorch's is {formats.fold(1 / over_best)} slower than the question's"
             said += " PyTorch program under its fastest allocator, warm call against warm call."
         if found and best.get("torch") and not formats.missing(first_call):
-            said += f" Its first call takes {formats.time(first_call)}."
+            said += f" The first call of {best['torch'][0]} takes {formats.time(first_call)}."
     return (
         f"{said} Both frameworks' default jacobian is reverse mode, one backward pass per "
         "output, and there are N outputs; a Jacobian with two inputs wants forward mode (two "

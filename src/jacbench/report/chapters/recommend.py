@@ -1,6 +1,6 @@
 """What to use (chapter 6): the one-argument fix to the question's call, finite differences
 against automatic differentiation, each framework's pick per Jacobian shape (fastest, within a
-memory budget, its own default call) per regime (the question's size, the largest in memory,
+memory budget, its own default call) per regime (the question's size, the largest unblocked,
 the largest where only blocked forms ran), named only where the data rank them, and what the
 answer code's builders cost. The dense Hessians' readings are in chapters.dense_hessians."""
 
@@ -115,6 +115,11 @@ def fix_beyond(df: pd.DataFrame) -> str:
     others = _under_other_allocators(df, n)
     if not others:
         return f"At N = {n:,} the question's program {fate(big)}; the one-argument fix {fix}"
+    if there is not None and not formats.missing(there["cold_s"]):
+        # Beside the other allocators' first and warm calls, the fix's both.
+        fix = (f"took {formats.time(there['cold_s'])} a first call and "
+               f"{formats.time(there['warm_median_s'])} a warm one, holding "
+               f"{formats.size(there['peak_over_inputs'])} beyond the inputs.")  # fmt: skip
     return (
         f"At N = {n:,} the question's program, under glibc's malloc with its default settings, "
         f"{fate(big)}; {others}. Under glibc, the one-argument fix {fix}"
@@ -123,16 +128,19 @@ def fix_beyond(df: pd.DataFrame) -> str:
 
 def _under_other_allocators(df: pd.DataFrame, paths: int) -> str:
     """What became of the question's PyTorch program at N under the allocators other than glibc
-    (chapter 1 measures them): 'under jemalloc its first call took 5.69 s, under glibc-mmap
-    54.08 s'; '' where it was run under none of them."""
+    (chapter 1 measures them): 'under glibc-mmap it took 54.08 s a first call and 1 min 6 s a
+    warm one, under jemalloc 5.69 s and 5.05 s'; '' where it was run under none of them."""
     said = []
     for allocator in ALLOCATORS:
         row = reproduced.program(df, "torch", paths, allocator)
         if allocator == "glibc" or row is None:
             continue
         if row["status"] == "ok":
-            took = "" if any("first call" in s for s in said) else "its first call took "
-            said.append(f"under {allocator} {took}{formats.time(row['cold_s'])}")
+            first, warm = formats.time(row["cold_s"]), formats.time(row["warm_median_s"])
+            if any("first call" in s for s in said):
+                said.append(f"under {allocator} {first} and {warm}")
+            else:
+                said.append(f"under {allocator} it took {first} a first call and {warm} a warm one")
         else:
             said.append(f"under {allocator} it {fate(row)}")
     return ", ".join(said)
@@ -276,9 +284,17 @@ def default_at(rows: pd.DataFrame, name: str, n: int) -> pd.Series | None:
     return (at if len(at) else tried).iloc[-1] if len(tried) else None
 
 
-def fitted(row: pd.Series | None) -> str:
-    """'pathwise (600.4 MiB)': the pick within a budget and its peak; 'none measured'."""
-    return f"{row['name']} ({formats.size(row['peak'])})" if row is not None else "none measured"
+def fitted(row: pd.Series | None, rows: pd.DataFrame | None = None) -> str:
+    """'pathwise (600.4 MiB)': the pick within a budget and its peak; where none fits but some
+    of rows (those the budget was applied to) ran correctly, 'none fits (smallest 1,070.4 MiB)'
+    (in MiB, so that a peak just over a budget of whole GiB does not print as the budget);
+    otherwise 'none measured'."""
+    if row is not None:
+        return f"{row['name']} ({formats.size(row['peak'])})"
+    ran = None if rows is None else rows[(rows["status"] == "ok").fillna(False).astype(bool)]
+    if ran is None or ran["peak"].dropna().empty:
+        return "none measured"
+    return f"none fits (smallest {ran['peak'].min() / 2**20:,.1f} MiB)"
 
 
 def outcome_at(row: pd.Series | None, shape: str) -> str:
@@ -291,7 +307,8 @@ def outcome_at(row: pd.Series | None, shape: str) -> str:
 def against_question(df: pd.DataFrame, framework: str, shape: str) -> str:
     """For the tall Jacobian, the fastest strategy at the question's N against the question's
     own program (JAX's against the PyTorch one), in time and memory beyond the inputs; where the
-    program did not finish, what stopped it ('pathwise: it failed at the 16.0 GiB cap'); '–'."""
+    program did not finish, what stopped it ('pathwise: the question's program failed at the
+    16.0 GiB cap'); '–'."""
     if shape != TALL:
         return "–"
     n = reproduced.QUESTION_N

@@ -285,28 +285,39 @@ def in_short(
         )
         said += (
             f" Against the loop of VJPs it batches, vectorizing was the faster {wins} and "
-            f"needed more memory in {more}; the O(N²M) arithmetic of N VJPs, each over the "
-            "whole path, is the same either way. Forward mode's two JVPs avoid it, and so "
-            "does one reverse pass over per-path copies of the parameters (the pathwise "
-            "gradient), where the paths do not interact."
+            f"needed more memory {'in all' if more == n else 'in'} {more}; the O(N²M) "
+            "arithmetic of N VJPs, each over the whole path, is the same either way. Forward "
+            "mode's two JVPs avoid it, and so does one reverse pass over per-path copies of "
+            "the parameters (the pathwise gradient), where the paths do not interact."
         )
     return said
 
 
-def chunked_at(df: pd.DataFrame, paths: int) -> str:
-    """What the chunked strategies measured at N = paths: in how many frameworks they ran
-    correctly, their peaks beyond the inputs and warm times, and that chunking bounds the memory
+def chunked_at(df: pd.DataFrame, paths: int, cotangents: float | None = None) -> str:
+    """What the chunked strategies measured at N = paths: in which frameworks they ran correctly
+    (and in which none was run there), their peaks beyond the inputs beside the chunk's
+    cotangents alone (cotangents, bytes), their warm times, and that chunking bounds the memory
     of vectorized reverse mode but not its N sweeps; says so where none ran."""
     names = {(s.framework, s.name) for fw in registry.FRAMEWORKS
              for s in registry.by_framework(fw, "gbm") if s.batching == "chunked"}  # fmt: skip
-    ok = queries.gbm(df, paths=paths, status="ok")
-    ran = ok[[(fw, s) in names for fw, s in zip(ok["framework"], ok["strategy"], strict=True)]]
+    at_n = queries.gbm(df, paths=paths)
+    at_n = at_n[[(fw, s) in names
+                 for fw, s in zip(at_n["framework"], at_n["strategy"], strict=True)]]  # fmt: skip
+    ran = at_n[(at_n["status"] == "ok").fillna(False).astype(bool)]
     if ran.empty:
         return f"No chunked strategy ran correctly at N = {paths:,} in this build."
     where = formats.listing(sorted({FRAMEWORK_NAMES[fw] for fw in ran["framework"]}))
-    return (
-        f"Measured at N = {paths:,}, the chunked strategies ({where}) held "
-        f"{formats.span(ran['peak_over_inputs'], formats.size)} beyond the inputs and took "
-        f"{formats.span(ran['warm_median_s'], formats.time)} a warm call: chunking bounds the "
-        "memory, not the N sweeps of the arithmetic."
+    unrun = sorted({FRAMEWORK_NAMES[fw] for fw, _ in names} - set(at_n["framework"].map(
+        FRAMEWORK_NAMES)))  # fmt: skip
+    said = f"Measured at N = {paths:,}, the chunked strategies ({where}) held "
+    said += f"{formats.span(ran['peak_over_inputs'], formats.size)} beyond the inputs"
+    if not formats.missing(cotangents):
+        said += f" (the chunk's cotangents alone are {formats.size(cotangents)})"
+    said += (
+        f" and took {formats.span(ran['warm_median_s'], formats.time)} a warm call: chunking "
+        "bounds the memory, not the N sweeps of the arithmetic."
     )
+    if unrun:
+        verb = "was" if len(unrun) == 1 else "were"
+        said += f" {formats.listing([u + chr(39) + 's' for u in unrun])} {verb} not run there."
+    return said
