@@ -1027,13 +1027,25 @@ def test_the_method_says_how_glibc_ran_where_processes_are_compared(small):
     df.loc[sims[0], "warm_faults"] = 1500.0
     said = method.heap_sentence(df)
     assert "thresholds fixed (MALLOC_MMAP_THRESHOLD_ at 32 MiB" in said
-    # Bimodal, none or thousands: the range, not a median.
-    assert "took 0 to 1,500 page faults at N = 1,000: a block above 32 MiB" in said
-    # A second size: each its own range.
+    # Bimodal, none or thousands: the range, not a median. At 1,000 a path array is far below
+    # the threshold: no mapping of its own, so the faults' source is not said to be known.
+    assert (
+        "took 0 to 1,500 page faults at N = 1,000. At N = 1,000 a path array (207.0 KiB) " in said
+    )
+    assert "is below the 32.0 MiB threshold; where the faults there come from is not " in said
+    assert "A block that large" not in said
+    # No faults below the threshold: nothing to explain.
+    df.loc[sims[0], "warm_faults"] = 0.0
+    assert "not established" not in method.heap_sentence(df)
+    df.loc[sims[0], "warm_faults"] = 1500.0
+    # A second size, where a path array (202.2 MiB) is above it: each its own range, and why.
     big = sims[1]
-    df.loc[big, ["paths", "warm_faults"]] = 100_000, 12_501.0
+    df.loc[big, ["paths", "warm_faults"]] = 1_000_000, 125_001.0
     two = method.heap_sentence(df)
-    assert "took 1,500 page faults at N = 1,000 and 12,501 at N = 100,000:" in two, two
+    assert "took 1,500 page faults at N = 1,000 and 125,001 at N = 1,000,000. " in two, two
+    assert ("At N = 1,000,000 a path array (202.2 MiB) is above the 32.0 MiB threshold. A block "
+            "that large is a mapping of its own whatever the threshold") in two  # fmt: skip
+    assert "At N = 1,000 a path array (207.0 KiB) is below" in two
     assert "That is how" not in said
     assert said.endswith("The allocator variants and the cases timed in one process run it as "
                          "it comes.")  # fmt: skip
@@ -1111,16 +1123,17 @@ def test_what_mapping_costs_is_said_from_the_rows_measured_again_without_mapping
 
 
 def test_the_captions_say_how_glibc_ran_n_by_n(small):
-    assert method.malloc_phrase(small) == "glibc's malloc as it comes"
+    # The captions name the glibc allocator just before: malloc, not glibc's malloc again.
+    assert method.malloc_phrase(small) == "malloc as it comes"
     env = "MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=4294967296"
     df = small.copy()
     df.loc[df["paths"] == 100_000, "malloc_env"] = env
     assert method.malloc_phrase(df) == (
-        "glibc's malloc as it comes at N = 1,000 and 10,000, with its thresholds fixed "
+        "malloc as it comes at N = 1,000 and 10,000, with its thresholds fixed "
         "(MALLOC_MMAP_THRESHOLD_ = 32.0 MiB, MALLOC_TRIM_THRESHOLD_ = 4.0 GiB) at N = 100,000"
     )
     df["malloc_env"] = env
-    assert method.malloc_phrase(df).startswith("glibc's malloc with its thresholds fixed (")
+    assert method.malloc_phrase(df).startswith("malloc with its thresholds fixed (")
 
 
 def test_the_largest_error_at_any_n(small):
