@@ -894,17 +894,38 @@ def test_a_blocked_strategys_memory_beyond_its_result_is_said_where_it_ran_whole
     growth = blocked.memory_growth(df)
     assert growth[["from", "to"]].values.tolist() == [[10**5, 10**6], [10**6, 10**7]]
     assert growth["growth"].tolist() == pytest.approx([100 * MIB, 3 * MIB])
+    # The fixture's rows ran glibc as it comes: one setting, nothing said of it.
     assert blocked.memory_sentence(df) == (
-        "a blocked strategy's memory changed by +3.0 MiB from N = 1,000,000 to 10,000,000, "
-        "while one path array grows by 1.8 GiB, and by +100.0 MiB from N = 100,000 to "
-        "1,000,000 (PyTorch's blocked-pathwise the most): it stops growing with N only from "
-        "N = 1,000,000"
+        "From N = 100,000 to 1,000,000 a blocked strategy's memory beyond its result grew by "
+        "100.0 MiB, while one path array grows by 182.0 MiB. From N = 1,000,000 to 10,000,000 it "
+        "grew by 3.0 MiB, while one path array grows by 1.8 GiB. So its memory did not grow from "
+        "N = 1,000,000 to 10,000,000."
     )
+    # The thresholds fixed at 10^5 and 10^6, as it comes at 10^7: the flat step crosses a change
+    # of malloc's settings, and the sentence says so.
+    env = "MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=4294967296"
+    mixed = df.copy()
+    mixed.loc[mixed["paths"].isin([10**5, 10**6]), "malloc_env"] = env
+    assert blocked.malloc_settings(mixed)[10**5] == "with its thresholds fixed"
+    assert blocked.malloc_settings(mixed)[10**7] == "as it comes"
+    said = blocked.memory_sentence(mixed)
+    assert ("The blocked strategies ran glibc's malloc with its thresholds fixed at N = 100,000 "
+            "and 1,000,000 and as it comes at N = 10,000,000. So its memory did not grow from "
+            "N = 1,000,000 to 10,000,000. The settings of glibc's malloc also changed there, so "
+            "these rows do not show that blocking alone keeps it flat.") in said  # fmt: skip
+    # Changed where it grew, not where it was flat: no caveat on the flat step.
+    mixed.loc[mixed["paths"] == 10**6, "malloc_env"] = pd.NA
+    assert "blocking alone" not in blocked.memory_sentence(mixed)
     flat = _blocked_memory(small, {10**5: 300 + result[10**5], 10**6: 300 + result[10**6]})
-    assert blocked.memory_sentence(flat).endswith(": it does not grow with N as a path array does")
+    assert blocked.memory_sentence(flat).endswith(
+        "So its memory did not grow from N = 100,000 to 1,000,000."
+    )
+    # Falling: said as such.
+    fell = _blocked_memory(small, {10**5: 300 + result[10**5], 10**6: 250 + result[10**6]})
+    assert "fell by 50.0 MiB" in blocked.memory_sentence(fell)
     growing = _blocked_memory(small, {10**6: 300.0, 10**7: 900.0})
     assert blocked.memory_sentence(growing).endswith(
-        "still grows with N at the largest sizes measured"
+        "So it still grew with N at the largest sizes measured, from N = 1,000,000 to 10,000,000."
     )
 
 
