@@ -67,11 +67,30 @@ def test_loop_peaks_read_every_n_and_say_what_stopped_a_failed_one(small):
     assert (round(tape_1k / MIB, 1), round(tape_10k / MIB, 1)) == (10.2, 30.2)
     peak = _row(small, "torch", "question", 1000)["peak_over_inputs"]
     assert f"{peak / MIB:.1f}" == "235.6"
-    assert chapter.loop_peaks(small) == (
-        "N = 1,000: 235.6 MiB, one tape predicted at 10.2 MiB; "
-        "N = 10,000: memory cap (4.0 GiB), one tape predicted at 30.2 MiB"
+    # One size ran: its peak, the prediction said with what it is made of; what stopped 10,000.
+    assert allocator.loop_peaks(small) == (
+        "is 235.6 MiB at N = 1,000 (the memory model's one-tape prediction, 8 MiB fixed plus 11 "
+        "path arrays: 10.2 MiB); at N = 10,000 it reached the memory cap (4.0 GiB)"
     )
-    assert chapter.loop_peaks(_drop(small, "torch", "question")) is None
+    index = at(small, "torch", "question", 1000)
+    # A second size with a larger peak: it grows, the prediction a range over the same sizes.
+    grown = copy(small, index, paths=3000, peak_over_inputs=900 * MIB)
+    assert allocator.loop_peaks(grown).startswith(
+        "grows from 235.6 MiB at N = 1,000 to 900.0 MiB at N = 3,000 (the memory model's "
+        "one-tape prediction, 8 MiB fixed plus 11 path arrays: 10.2 MiB to 14.7 MiB); "
+    )
+    # A smaller peak at the larger N: not said to grow.
+    shrunk = copy(small, index, paths=3000, peak_over_inputs=100 * MIB)
+    assert allocator.loop_peaks(shrunk).startswith(
+        "is 100.0 MiB to 235.6 MiB from N = 1,000 to 3,000 ("
+    )
+    # A timeout is said as such.
+    timed_out = edit(small.copy(), at(small, "torch", "question", 10_000),
+                     status="timeout", timeout=600.0)  # fmt: skip
+    assert allocator.loop_peaks(timed_out).endswith(
+        "at N = 10,000 it did not finish: timeout (600 s)"
+    )
+    assert allocator.loop_peaks(_drop(small, "torch", "question")) is None
 
 
 # --- cost relative to one simulation ------------------------------------------------------------
