@@ -15,7 +15,7 @@ from jacbench.strategies import registry
 # warm call at the smallest N it ran: that smallest call bounds the per-call overhead from above,
 # so the overhead is at most a fifth of the call (and the call is not data.OVERHEAD_S-quick).
 OVER_SMALLEST = 5
-# Growth over a decade at least this steep is called faster than N.
+# Growth over a decade at least this steep (N^1.25) is counted as steep: the sentence names it.
 SUPERLINEAR = 1.25
 
 
@@ -209,25 +209,27 @@ def vectorizing(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _verdict(k: float) -> str:
-    if k >= formats.ABOUT_THE_SAME:
+    """'slower' or 'faster' only where the factor, to the two decimals it is read to, is beyond
+    formats.ABOUT_THE_SAME (1.15 itself is about as fast); else 'about as fast'."""
+    if round(k, 2) > formats.ABOUT_THE_SAME:
         return "slower"
-    return "faster" if k <= 1 / formats.ABOUT_THE_SAME else "about as fast"
+    return "faster" if round(1 / k, 2) > formats.ABOUT_THE_SAME else "about as fast"
 
 
 def vectorizing_sentence(df: pd.DataFrame) -> str:
     """What vectorizing reverse mode did to the warm time of the loop it batches, framework by
-    framework and N by N: ', which buys time only sometimes: against the loop it batches it was
-    faster in TensorFlow at N = 100, 1,000 and 3,000 (2.6× to 4.5×); ...'. Says so where no
-    pair was measured."""
+    framework and N by N, as sentences of their own: 'Here it bought time only sometimes.
+    Against the loop it batches, TensorFlow's tape-jacobian-pfor ran faster at N = 100, 1,000
+    and 3,000 (2.6× to 4.5×); ...'. Says so where no pair was measured."""
     pairs = vectorizing(df)
     if pairs.empty:
-        return ", a trade whose price in time is not measured in this build"
+        return "What that trade costs in time is not measured in this build."
     verdicts = pairs["ratio"].map(_verdict)
-    lead = {True: "which here never bought time", False: "which buys time only sometimes"}[
+    lead = {True: "Here it never bought time", False: "Here it bought time only sometimes"}[
         not (verdicts == "faster").any()
     ]
     if (verdicts == "faster").all():
-        lead = "which here bought time as well"
+        lead = "Here it bought time as well"
     clauses = []
     for fw, mine in pairs.assign(verdict=verdicts).groupby("framework", sort=False):
         by_n = mine.groupby("paths")["verdict"].agg(lambda v: v.iloc[0] if v.nunique() == 1
@@ -245,4 +247,4 @@ def vectorizing_sentence(df: pd.DataFrame) -> str:
                         f"{fold}")  # fmt: skip
         names = formats.listing(list(dict.fromkeys(mine["vectorized"])))
         clauses.append(f"{FRAMEWORK_NAMES[fw]}'s {names} ran {formats.listing(said)}")
-    return f", {lead}: against the loop it batches, " + "; ".join(clauses)
+    return f"{lead}. Against the loop it batches, " + "; ".join(clauses) + "."
