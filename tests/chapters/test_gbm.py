@@ -67,11 +67,30 @@ def test_loop_peaks_read_every_n_and_say_what_stopped_a_failed_one(small):
     assert (round(tape_1k / MIB, 1), round(tape_10k / MIB, 1)) == (10.2, 30.2)
     peak = _row(small, "torch", "question", 1000)["peak_over_inputs"]
     assert f"{peak / MIB:.1f}" == "235.6"
-    assert chapter.loop_peaks(small) == (
-        "N = 1,000: 235.6 MiB, one tape predicted at 10.2 MiB; "
-        "N = 10,000: memory cap (4.0 GiB), one tape predicted at 30.2 MiB"
+    # One size ran: its peak, the prediction said with what it is made of; what stopped 10,000.
+    assert allocator.loop_peaks(small) == (
+        "is 235.6 MiB at N = 1,000 (the memory model's one-tape prediction, 8 MiB fixed plus 11 "
+        "path arrays: 10.2 MiB); at N = 10,000 it reached the memory cap (4.0 GiB)"
     )
-    assert chapter.loop_peaks(_drop(small, "torch", "question")) is None
+    index = at(small, "torch", "question", 1000)
+    # A second size with a larger peak: it grows, the prediction a range over the same sizes.
+    grown = copy(small, index, paths=3000, peak_over_inputs=900 * MIB)
+    assert allocator.loop_peaks(grown).startswith(
+        "grows from 235.6 MiB at N = 1,000 to 900.0 MiB at N = 3,000 (the memory model's "
+        "one-tape prediction, 8 MiB fixed plus 11 path arrays: 10.2 MiB to 14.7 MiB); "
+    )
+    # A smaller peak at the larger N: not said to grow.
+    shrunk = copy(small, index, paths=3000, peak_over_inputs=100 * MIB)
+    assert allocator.loop_peaks(shrunk).startswith(
+        "is 100.0 MiB to 235.6 MiB from N = 1,000 to 3,000 ("
+    )
+    # A timeout is said as such.
+    timed_out = edit(small.copy(), at(small, "torch", "question", 10_000),
+                     status="timeout", timeout=600.0)  # fmt: skip
+    assert allocator.loop_peaks(timed_out).endswith(
+        "at N = 10,000 it did not finish: timeout (600 s)"
+    )
+    assert allocator.loop_peaks(_drop(small, "torch", "question")) is None
 
 
 # --- cost relative to one simulation ------------------------------------------------------------
@@ -894,17 +913,38 @@ def test_a_blocked_strategys_memory_beyond_its_result_is_said_where_it_ran_whole
     growth = blocked.memory_growth(df)
     assert growth[["from", "to"]].values.tolist() == [[10**5, 10**6], [10**6, 10**7]]
     assert growth["growth"].tolist() == pytest.approx([100 * MIB, 3 * MIB])
+    # The fixture's rows ran glibc as it comes: one setting, nothing said of it.
     assert blocked.memory_sentence(df) == (
-        "a blocked strategy's memory changed by +3.0 MiB from N = 1,000,000 to 10,000,000, "
-        "while one path array grows by 1.8 GiB, and by +100.0 MiB from N = 100,000 to "
-        "1,000,000 (PyTorch's blocked-pathwise the most): it stops growing with N only from "
-        "N = 1,000,000"
+        "From N = 100,000 to 1,000,000 a blocked strategy's memory beyond its result grew by "
+        "100.0 MiB, while one path array grows by 182.0 MiB. From N = 1,000,000 to 10,000,000 it "
+        "grew by 3.0 MiB, while one path array grows by 1.8 GiB. So its memory did not grow from "
+        "N = 1,000,000 to 10,000,000."
     )
+    # The thresholds fixed at 10^5 and 10^6, as it comes at 10^7: the flat step crosses a change
+    # of malloc's settings, and the sentence says so.
+    env = "MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=4294967296"
+    mixed = df.copy()
+    mixed.loc[mixed["paths"].isin([10**5, 10**6]), "malloc_env"] = env
+    assert blocked.malloc_settings(mixed)[10**5] == "with its thresholds fixed"
+    assert blocked.malloc_settings(mixed)[10**7] == "as it comes"
+    said = blocked.memory_sentence(mixed)
+    assert ("The blocked strategies ran glibc's malloc with its thresholds fixed at N = 100,000 "
+            "and 1,000,000 and as it comes at N = 10,000,000. So its memory did not grow from "
+            "N = 1,000,000 to 10,000,000. The settings of glibc's malloc also changed there, so "
+            "these rows do not show that blocking alone keeps it flat.") in said  # fmt: skip
+    # Changed where it grew, not where it was flat: no caveat on the flat step.
+    mixed.loc[mixed["paths"] == 10**6, "malloc_env"] = pd.NA
+    assert "blocking alone" not in blocked.memory_sentence(mixed)
     flat = _blocked_memory(small, {10**5: 300 + result[10**5], 10**6: 300 + result[10**6]})
-    assert blocked.memory_sentence(flat).endswith(": it does not grow with N as a path array does")
+    assert blocked.memory_sentence(flat).endswith(
+        "So its memory did not grow from N = 100,000 to 1,000,000."
+    )
+    # Falling: said as such.
+    fell = _blocked_memory(small, {10**5: 300 + result[10**5], 10**6: 250 + result[10**6]})
+    assert "fell by 50.0 MiB" in blocked.memory_sentence(fell)
     growing = _blocked_memory(small, {10**6: 300.0, 10**7: 900.0})
     assert blocked.memory_sentence(growing).endswith(
-        "still grows with N at the largest sizes measured"
+        "So it still grew with N at the largest sizes measured, from N = 1,000,000 to 10,000,000."
     )
 
 
@@ -1027,13 +1067,25 @@ def test_the_method_says_how_glibc_ran_where_processes_are_compared(small):
     df.loc[sims[0], "warm_faults"] = 1500.0
     said = method.heap_sentence(df)
     assert "thresholds fixed (MALLOC_MMAP_THRESHOLD_ at 32 MiB" in said
-    # Bimodal, none or thousands: the range, not a median.
-    assert "took 0 to 1,500 page faults at N = 1,000: a block above 32 MiB" in said
-    # A second size: each its own range.
+    # Bimodal, none or thousands: the range, not a median. At 1,000 a path array is far below
+    # the threshold: no mapping of its own, so the faults' source is not said to be known.
+    assert (
+        "took 0 to 1,500 page faults at N = 1,000. At N = 1,000 a path array (207.0 KiB) " in said
+    )
+    assert "is below the 32.0 MiB threshold; where the faults there come from is not " in said
+    assert "A block that large" not in said
+    # No faults below the threshold: nothing to explain.
+    df.loc[sims[0], "warm_faults"] = 0.0
+    assert "not established" not in method.heap_sentence(df)
+    df.loc[sims[0], "warm_faults"] = 1500.0
+    # A second size, where a path array (202.2 MiB) is above it: each its own range, and why.
     big = sims[1]
-    df.loc[big, ["paths", "warm_faults"]] = 100_000, 12_501.0
+    df.loc[big, ["paths", "warm_faults"]] = 1_000_000, 125_001.0
     two = method.heap_sentence(df)
-    assert "took 1,500 page faults at N = 1,000 and 12,501 at N = 100,000:" in two, two
+    assert "took 1,500 page faults at N = 1,000 and 125,001 at N = 1,000,000. " in two, two
+    assert ("At N = 1,000,000 a path array (202.2 MiB) is above the 32.0 MiB threshold. A block "
+            "that large is a mapping of its own whatever the threshold") in two  # fmt: skip
+    assert "At N = 1,000 a path array (207.0 KiB) is below" in two
     assert "That is how" not in said
     assert said.endswith("The allocator variants and the cases timed in one process run it as "
                          "it comes.")  # fmt: skip
@@ -1111,16 +1163,17 @@ def test_what_mapping_costs_is_said_from_the_rows_measured_again_without_mapping
 
 
 def test_the_captions_say_how_glibc_ran_n_by_n(small):
-    assert method.malloc_phrase(small) == "glibc's malloc as it comes"
+    # The captions name the glibc allocator just before: malloc, not glibc's malloc again.
+    assert method.malloc_phrase(small) == "malloc as it comes"
     env = "MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=4294967296"
     df = small.copy()
     df.loc[df["paths"] == 100_000, "malloc_env"] = env
     assert method.malloc_phrase(df) == (
-        "glibc's malloc as it comes at N = 1,000 and 10,000, with its thresholds fixed "
+        "malloc as it comes at N = 1,000 and 10,000, with its thresholds fixed "
         "(MALLOC_MMAP_THRESHOLD_ = 32.0 MiB, MALLOC_TRIM_THRESHOLD_ = 4.0 GiB) at N = 100,000"
     )
     df["malloc_env"] = env
-    assert method.malloc_phrase(df).startswith("glibc's malloc with its thresholds fixed (")
+    assert method.malloc_phrase(df).startswith("malloc with its thresholds fixed (")
 
 
 def test_the_largest_error_at_any_n(small):

@@ -116,14 +116,14 @@ def test_a_book_stages_the_second_occasion_beside_the_reference_only(small_resul
 
 def test_which_ratios_the_second_occasion_measured_again(small):
     table = occasions.moved(small, small.copy(), 1000)
-    assert occasions.coverage(small, table, 1000) == "all 20 ratios at N = 1,000"
-    assert occasions.coverage(small, None, None) == "no second occasion in this build"
+    assert occasions.coverage(small, table, 1000) == "all 20 strategies timed at N = 1,000"
+    assert occasions.coverage(small, None, None) == (
+        "none of them: there is no second occasion in this build"
+    )
     # The second occasion without PyTorch's jvp: named.
     second = small[~((small["strategy"] == "jvp") & (small["framework"] == "torch"))]
     table = occasions.moved(small, second, 1000)
-    assert occasions.coverage(small, table, 1000) == (
-        "19 of the 20 ratios at N = 1,000, all but those of PyTorch's jvp"
-    )
+    assert occasions.coverage(small, table, 1000) == ("all but PyTorch's jvp (19 of 20)")
     # A blocked strategy the second left out: counted as one of the blocked.
     first = small.copy()
     index = first.index[(first["strategy"] == "pathwise") & (first["framework"] == "jax")
@@ -132,6 +132,10 @@ def test_which_ratios_the_second_occasion_measured_again(small):
     row.index = [first.index.max() + 1]
     first = pd.concat([first, row])
     table = occasions.moved(first, small.copy(), 1000)
-    assert occasions.coverage(first, table, 1000) == (
-        "20 of the 21 ratios at N = 1,000, all but the 1 blocked strategies'"
-    )
+    assert occasions.coverage(first, table, 1000) == ("all but the blocked strategy (20 of 21)")
+    # Two blocked ones left out: counted.
+    row = first.loc[[index]].assign(strategy="blocked-jvp")
+    row.index = [first.index.max() + 1]
+    first = pd.concat([first, row])
+    table = occasions.moved(first, small.copy(), 1000)
+    assert occasions.coverage(first, table, 1000) == "all but the 2 blocked strategies (20 of 22)"

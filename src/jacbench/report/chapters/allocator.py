@@ -13,6 +13,52 @@ from jacbench.report import formats, queries
 from jacbench.strategies import registry
 
 
+def _stopped(row: pd.Series) -> str:
+    """What stopped a failed run, as a clause: 'it reached the memory cap (8.0 GiB)'."""
+    if row["status"] == "memory-cap":
+        return f"it reached the memory cap ({formats.size(row['mem_cap'])})"
+    return f"it did not finish: {formats.outcome(row)}"
+
+
+def loop_peaks(df: pd.DataFrame) -> str | None:
+    """The question's PyTorch program under glibc, its peak beyond the inputs over the N at
+    which it ran correctly, beside the memory model's one-tape prediction over the same N (said
+    with what it is made of: the model's fixed allowance and its path arrays), and what stopped
+    a failed run: 'grows from 12.2 MiB at N = 100 to 1.1 GiB at N = 3,000 (the memory model's
+    one-tape prediction, 8 MiB fixed plus 11 path arrays: 8.2 MiB to 14.7 MiB); at N = 10,000
+    it reached the memory cap (8.0 GiB)'. 'Grows' only where each N's peak is above the last's.
+    None where none ran."""
+    rows = queries.gbm(df, framework="torch", strategy="question").sort_values("paths")
+    if rows.empty:
+        return None
+    model = registry.get("torch", "question").memory
+    ok = rows[rows["status"] == "ok"]
+    said = []
+    if len(ok):
+        peaks = ok["peak_over_inputs"].astype(float)
+        first, last = ok.iloc[0], ok.iloc[-1]
+        tapes = [model.working(int(r["paths"]), int(r["steps"]), r["dtype"])
+                 for _, r in ok.iterrows()]  # fmt: skip
+        made = (f"{model.fixed_mib:g} MiB fixed plus {model.arrays:g} path arrays: "
+                if model.batch == model.chunk == 0 else "")  # fmt: skip
+        predicted = (f"the memory model's one-tape prediction, {made}"
+                     f"{formats.span(tapes, formats.size)}")  # fmt: skip
+        if len(ok) == 1:
+            said.append(f"is {formats.size(first['peak_over_inputs'])} at N = "
+                        f"{formats.count(first['paths'])} ({predicted})")  # fmt: skip
+        else:
+            lo, hi = formats.count(first["paths"]), formats.count(last["paths"])
+            if (peaks.diff().dropna() > 0).all():
+                how = (f"grows from {formats.size(peaks.iloc[0])} at N = {lo} to "
+                       f"{formats.size(peaks.iloc[-1])} at N = {hi}")  # fmt: skip
+            else:
+                how = f"is {formats.span(peaks, formats.size)} from N = {lo} to {hi}"
+            said.append(f"{how} ({predicted})")
+    said += [f"at N = {formats.count(r['paths'])} {_stopped(r)}"
+             for _, r in rows[rows["status"] != "ok"].iterrows()]  # fmt: skip
+    return "; ".join(said)
+
+
 def _other_allocators(df: pd.DataFrame) -> pd.DataFrame:
     return queries.gbm(df, framework="torch", allocator=ALLOCATORS[1:])
 

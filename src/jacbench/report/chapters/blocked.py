@@ -11,6 +11,7 @@ from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
 from jacbench.measure.targets import SimulationTarget
 from jacbench.problems.gbm import GBMParams
 from jacbench.report import formats, queries
+from jacbench.report.chapters import method
 from jacbench.report.formats import NOT_MEASURED
 from jacbench.strategies import catalog, registry
 from jacbench.strategies.memory_model import block_paths
@@ -152,36 +153,78 @@ def _signed(x: float) -> str:
 BOUNDED = 0.1
 
 
+def _changed_by(values: pd.Series) -> str:
+    """'grew by 30.7 MiB to 173.0 MiB', 'fell by ...', or 'changed by −81.6 MiB to +2.3 MiB'."""
+    if values.min() > 0:
+        return f"grew by {formats.span(values, formats.size)}"
+    if values.max() < 0:
+        return f"fell by {formats.span(-values, formats.size)}"
+    return f"changed by {formats.span(values, _signed)}"
+
+
+def malloc_settings(df: pd.DataFrame, frameworks=AD_FRAMEWORKS) -> dict[int, str]:
+    """How glibc's malloc ran for the blocked strategies at each N, from their rows' malloc_env:
+    'as it comes', 'with its thresholds fixed', or 'mixed' where the rows of one N differ."""
+    found: dict[int, set[str]] = {}
+    for fw in frameworks:
+        for name, _ in registry.blocked_pairs(fw):
+            for _, r in queries.gbm(df, framework=fw, strategy=name, status="ok").iterrows():
+                words = method.malloc_words(r["malloc_env"], detail=False)
+                found.setdefault(int(r["paths"]), set()).add(words)
+    return {n: w.pop() if len(w) == 1 else "mixed" for n, w in sorted(found.items())}
+
+
 def memory_sentence(df: pd.DataFrame) -> str:
     """How a blocked strategy's memory beyond its result grew between the sizes at which it ran
-    whole blocks (memory_growth), the largest sizes first, and from which N it stopped growing
-    with N (a step's largest growth under BOUNDED of one path array's): "a blocked strategy's
-    memory changed by −81.6 MiB to +2.3 MiB from N = 1,000,000 to 10,000,000, while one path
-    array grows by 1.8 GiB, and by +30.7 MiB to +173.0 MiB from N = 100,000 to 1,000,000
-    (PyTorch's blocked-jvp the most): it stops growing with N only from N = 1,000,000"."""
+    whole blocks (memory_growth), the smallest first, beside one path array's growth; under
+    which malloc settings each size ran (malloc_settings); and over which sizes it did not grow
+    (a step's largest growth under BOUNDED of one path array's), saying where malloc's settings
+    changed over those sizes too, so that the rows cannot tell blocking from the allocator."""
     growth = memory_growth(df)
     if growth.empty:
-        return ("how a blocked strategy's memory grows with N was not measured at two sizes of "
-                "whole blocks in this build")  # fmt: skip
-    steps = sorted(growth.groupby(["from", "to"]), key=lambda x: -x[0][1])
-    parts, bounded = [], []
-    for (lo, hi), g in steps:
+        return ("How a blocked strategy's memory grows with N was not measured at two sizes of "
+                "whole blocks in this build.")  # fmt: skip
+    steps = sorted(growth.groupby(["from", "to"]), key=lambda x: x[0][1])
+    said, bounded = [], []
+    for i, ((lo, hi), g) in enumerate(steps):
         top = g.loc[g["growth"].idxmax()]
-        said = (f"{'by ' if parts else ''}{formats.span(g['growth'], _signed)} from "
-                f"N = {formats.count(lo)} to {formats.count(hi)}")  # fmt: skip
-        if not parts:
-            said += f", while one path array grows by {formats.size(g['array_growth'].iloc[0])}"
-        elif top["growth"] > 0:
-            said += f" ({FRAMEWORK_NAMES[top['framework']]}'s {top['strategy']} the most)"
-        parts.append(said)
+        whom = "a blocked strategy's memory beyond its result" if i == 0 else "it"
         bounded.append(bool(g["growth"].max() <= BOUNDED * g["array_growth"].iloc[0]))
-    said = "a blocked strategy's memory changed by " + ", and ".join(parts)
-    if all(bounded):
-        return said + ": it does not grow with N as a path array does"
-    if not bounded[0]:
-        return said + ": it still grows with N at the largest sizes measured"
-    since = steps[bounded.index(False) - 1][0][0]
-    return said + f": it stops growing with N only from N = {formats.count(since)}"
+        most = (f" ({FRAMEWORK_NAMES[top['framework']]}'s {top['strategy']} the most)"
+                if not bounded[-1] and len(g) > 1 else "")  # fmt: skip
+        said.append(
+            f"From N = {formats.count(lo)} to {formats.count(hi)} {whom} "
+            f"{_changed_by(g['growth'])}{most}, while one path array grows by "
+            f"{formats.size(g['array_growth'].iloc[0])}."
+        )
+    settings = malloc_settings(df)
+    sizes = sorted({n for (lo, hi), _ in steps for n in (lo, hi)})
+    by_setting: dict[str, list[int]] = {}
+    for n in sizes:
+        by_setting.setdefault(settings.get(n, "mixed"), []).append(n)
+    if len(by_setting) > 1:
+        parts = [f"{w} at N = {formats.listing([formats.count(n) for n in ns])}"
+                 for w, ns in by_setting.items()]  # fmt: skip
+        said.append(f"The blocked strategies ran glibc's malloc {formats.listing(parts)}.")
+    # The steps at the top over which it did not grow, and whether malloc changed over them.
+    flat = 0
+    while flat < len(bounded) and bounded[len(bounded) - 1 - flat]:
+        flat += 1
+    top_n = steps[-1][0][1]
+    since = steps[len(steps) - max(flat, 1)][0][0]
+    changed = settings.get(since) != settings.get(top_n) or "mixed" in (
+        settings.get(since), settings.get(top_n))  # fmt: skip
+    span = f"from N = {formats.count(since)} to {formats.count(top_n)}"
+    if not flat:
+        said.append(f"So it still grew with N at the largest sizes measured, {span}.")
+        if changed:
+            said.append("The settings of glibc's malloc also changed there.")
+        return " ".join(said)
+    said.append(f"So its memory did not grow {span}.")
+    if changed:
+        said.append("The settings of glibc's malloc also changed there, so these rows do not "
+                    "show that blocking alone keeps it flat.")  # fmt: skip
+    return " ".join(said)
 
 
 # --- what share of a blocked case is drawing the random numbers -------------------------------

@@ -51,23 +51,6 @@ def log_terminal_spread(paths: int = 100_000) -> dict[str, float]:
     }
 
 
-def loop_peaks(df: pd.DataFrame) -> str | None:
-    """The question's PyTorch program under glibc at every N measured, its peak beyond the
-    inputs (or what stopped it) beside the one tape its loop holds, as the memory model predicts
-    it: 'N = 1,000: 131.1 MiB, one tape predicted at 10.2 MiB; N = 10,000: memory cap (8.0 GiB),
-    one tape predicted at 30.2 MiB'; None where none ran."""
-    tape = registry.get("torch", QUESTION).memory
-    said = []
-    for _, r in queries.gbm(df, framework="torch", strategy=QUESTION).iterrows():
-        n = int(r["paths"])
-        held = formats.size(r["peak_over_inputs"]) if r["status"] == "ok" else formats.outcome(r)
-        said.append(
-            f"N = {formats.count(n)}: {held}, one tape predicted at "
-            f"{formats.size(tape.working(n, int(r['steps']), r['dtype']))}"
-        )
-    return "; ".join(said) or None
-
-
 def loop_growth(df: pd.DataFrame) -> dict | None:
     """How the question's PyTorch program's peak beyond the inputs grows under glibc, over the
     N from SLOPE_FROM up at which it ran correctly: the least-squares log-log slope over them,

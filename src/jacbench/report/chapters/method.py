@@ -8,6 +8,7 @@ import pandas as pd
 
 from jacbench.constants import FRAMEWORK_NAMES, HEAP_ALLOCATOR
 from jacbench.measure import store, targets, worker
+from jacbench.problems.gbm import GBMParams
 from jacbench.report import formats, queries
 
 
@@ -114,19 +115,7 @@ def heap_sentence(df: pd.DataFrame) -> str:
     )
     sims = fixed[fixed["target"] == "simulation"].dropna(subset=["warm_faults"])
     if not sims.empty:
-        # A call's faults are bimodal (none where the heap held a free region, thousands where
-        # it did not): the range, not a median, says what they were.
-        spans = sims.groupby("paths")["warm_faults"]
-        at = [f"{formats.span(f, lambda v: formats.count(round(float(v))))} at "
-              f"N = {formats.count(n)}" for n, f in spans]  # fmt: skip
-        at[0] = at[0].replace(" at N", " page faults at N", 1)
-        said += (
-            ". So timed, a warm call of their simulations took "
-            f"{formats.listing(at)}: a block "
-            "above 32 MiB is a mapping of its own whatever the threshold, given back to the "
-            "kernel when freed, unless the heap holds a free region that large already (as "
-            "after a Jacobian's call)"
-        )
+        said += ". " + _heap_faults(sims)
     if len(fixed) < len(several):
         said += (
             f". That is how {len(fixed)} of the {len(several)} cases timed in several processes "
@@ -134,6 +123,51 @@ def heap_sentence(df: pd.DataFrame) -> str:
             "glibc as it comes"
         )
     return said + ". The allocator variants and the cases timed in one process run it as it comes."
+
+
+def _heap_faults(sims: pd.DataFrame) -> str:
+    """The page faults a warm call of the simulations timed with the thresholds fixed took at
+    each N, and why, only where a path array (the largest array a simulation allocates) is
+    above the mmap threshold: such a block is a mapping of its own. Where the path array is
+    below it and a call faulted anyway, the faults' source is said to be not established."""
+    # A call's faults are bimodal (none where the heap held a free region, thousands where it
+    # did not): the range, not a median, says what they were.
+    spans = sims.groupby("paths")["warm_faults"]
+    at = [f"{formats.span(f, lambda v: formats.count(round(float(v))))} at "
+          f"N = {formats.count(n)}" for n, f in spans]  # fmt: skip
+    at[0] = at[0].replace(" at N", " page faults at N", 1)
+    said = f"So timed, a warm call of their simulations took {formats.listing(at)}."
+    above, below = [], []
+    for n, g in sims.groupby("paths"):
+        first = g.iloc[0]
+        threshold = mmap_threshold(first["malloc_env"])
+        array = GBMParams(paths=int(n), steps=int(first["steps"]), dtype=first["dtype"])
+        size = array.path_array_bytes
+        if threshold is None:
+            continue
+        (above if size > threshold else below).append((int(n), size, threshold, g))
+    if above:
+        threshold = above[0][2]
+        said += (
+            f" At N = {_sizes_at(above)} is above the {formats.size(threshold)} threshold. A "
+            "block that large is a mapping of its own whatever the threshold, given back to the "
+            "kernel when freed, unless the heap holds a free region that large already (as "
+            "after a Jacobian's call)."
+        )
+    faulted = [b for b in below if b[3]["warm_faults"].max() > 0]
+    if faulted:
+        threshold = faulted[0][2]
+        said += (
+            f" At N = {_sizes_at(faulted)} is below the {formats.size(threshold)} threshold; "
+            "where the faults there come from is not established."
+        )
+    return said[:-1]
+
+
+def _sizes_at(found: list) -> str:
+    """'1,000,000 a path array (202.2 MiB)', or for several N each array's size in turn."""
+    return (f"{formats.listing([formats.count(f[0]) for f in found])} a path array "
+            f"({formats.listing([formats.size(f[1]) for f in found])})")  # fmt: skip
 
 
 # Side by side and from the warm medians, a ratio may differ by this factor before the two
@@ -267,11 +301,14 @@ def mapping_sentence(df: pd.DataFrame) -> str:
     )
 
 
-def _malloc_words(env) -> str:
+def malloc_words(env, detail: bool = True) -> str:
     """A malloc_env as a caption says it: 'as it comes', or 'with its thresholds fixed
-    (MALLOC_MMAP_THRESHOLD_ = 32.0 MiB, MALLOC_TRIM_THRESHOLD_ = 4.0 GiB)' (sizes in bytes)."""
+    (MALLOC_MMAP_THRESHOLD_ = 32.0 MiB, MALLOC_TRIM_THRESHOLD_ = 4.0 GiB)' (sizes in bytes);
+    without detail, 'with its thresholds fixed' alone."""
     if formats.missing(env) or not str(env).strip():
         return "as it comes"
+    if not detail:
+        return "with its thresholds fixed"
     settings = []
     for item in str(env).split():
         name, _, value = item.partition("=")
@@ -279,18 +316,29 @@ def _malloc_words(env) -> str:
     return f"with its thresholds fixed ({', '.join(settings)})"
 
 
+def mmap_threshold(env) -> int | None:
+    """The MALLOC_MMAP_THRESHOLD_ a malloc_env fixes, in bytes; None where it fixes none."""
+    if formats.missing(env):
+        return None
+    for item in str(env).split():
+        name, _, value = item.partition("=")
+        if name == "MALLOC_MMAP_THRESHOLD_" and value.isdigit():
+            return int(value)
+    return None
+
+
 def malloc_phrase(df: pd.DataFrame) -> str:
     """How glibc's malloc ran in the workers of the GBM rows the scaling figures draw (glibc,
-    the simulations that measure drawing left out), N by N, for their captions: "glibc's
-    malloc as it comes at N = 100, 1,000 and 10,000,000, with its thresholds fixed
-    (MALLOC_MMAP_THRESHOLD_ = 32.0 MiB, ...) at N = 100,000 and 1,000,000"; the sizes left out
-    where every N ran alike."""
+    the simulations that measure drawing left out), N by N, for their captions, which name the
+    glibc allocator just before: "malloc as it comes at N = 100, 1,000 and 10,000,000, with its
+    thresholds fixed (MALLOC_MMAP_THRESHOLD_ = 32.0 MiB, ...) at N = 100,000 and 1,000,000"; the
+    sizes left out where every N ran alike."""
     rows = queries.without_draws(queries.gbm(df, ("strategy", "simulation")))
     by = pd.DataFrame({"paths": rows["paths"].astype(int),
-                       "setting": [_malloc_words(v) for v in rows["malloc_env"]]})  # fmt: skip
+                       "setting": [malloc_words(v) for v in rows["malloc_env"]]})  # fmt: skip
     groups = {s: sorted(set(g["paths"])) for s, g in by.groupby("setting", sort=False)}
     if len(groups) <= 1:
-        return f"glibc's malloc {next(iter(groups), 'as it comes')}"
+        return f"malloc {next(iter(groups), 'as it comes')}"
     said = [f"{s} at N = {formats.listing([formats.count(n) for n in ns])}"
             for s, ns in sorted(groups.items(), key=lambda g: g[1][0])]  # fmt: skip
-    return "glibc's malloc " + ", ".join(said)
+    return "malloc " + ", ".join(said)

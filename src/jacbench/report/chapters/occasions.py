@@ -132,20 +132,21 @@ def method_note(table: pd.DataFrame) -> str:
 
 
 def coverage(first: pd.DataFrame, table: pd.DataFrame | None, paths: int | None) -> str:
-    """Which of the first occasion's ratios at N the second measured again: 'all 17 ratios at
-    N = 1,000,000', '17 of the 23 ratios at N = 1,000,000, all but the 6 blocked strategies''
+    """Which of the first occasion's ratios at N the second measured again, said after 'for':
+    'all 17 strategies timed at N = 1,000,000', 'all but the 6 blocked strategies (17 of 23)'
     or, where others are missing, the missing ones named; a plain phrase without a second."""
     if table is None or paths is None:
-        return "no second occasion in this build"
+        return "none of them: there is no second occasion in this build"
     timed = queries.gbm(first, paths=paths, status="ok").dropna(subset=["ratio_median"])
     again = set(zip(table["framework"], table["strategy"], strict=True))
     missing = [(fw, s) for fw, s in zip(timed["framework"], timed["strategy"], strict=True)
                if (fw, s) not in again]  # fmt: skip
-    at = f"N = {formats.count(paths)}"
     if not missing:
-        return f"all {len(timed)} ratios at {at}"
-    said = f"{len(table)} of the {len(timed)} ratios at {at}, all but "
+        return f"all {len(timed)} strategies timed at N = {formats.count(paths)}"
+    count = f"({len(table)} of {len(timed)})"
     if all(registry.get(fw, s).blocked for fw, s in missing):
-        return said + f"the {len(missing)} blocked strategies'"
+        blocked = "the blocked strategy" if len(missing) == 1 else (
+            f"the {len(missing)} blocked strategies")  # fmt: skip
+        return f"all but {blocked} {count}"
     names = [f"{FRAMEWORK_NAMES[fw]}'s {s}" for fw, s in missing]
-    return said + f"those of {formats.listing(names)}"
+    return f"all but {formats.listing(names)} {count}"

@@ -15,7 +15,7 @@ from jacbench.strategies import registry
 # warm call at the smallest N it ran: that smallest call bounds the per-call overhead from above,
 # so the overhead is at most a fifth of the call (and the call is not data.OVERHEAD_S-quick).
 OVER_SMALLEST = 5
-# Growth over a decade at least this steep is called faster than N.
+# Growth over a decade at least this steep (N^1.25) is counted as steep: the sentence names it.
 SUPERLINEAR = 1.25
 
 
@@ -79,44 +79,101 @@ def top_decades(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def top_decade_sentence(df: pd.DataFrame, heap: pd.DataFrame | None = None) -> str:
-    """Which strategies grew faster than N over their last decade, the page faults
-    a warm call took at its two ends, and, for those measured again with no block mapped
-    (heap: method.mapping_costs), their time then; empty where none grew that fast."""
+    """Which strategies grew as N^SUPERLINEAR or faster over their last decade; the page faults
+    a warm call of theirs and of the other strategies of that decade took at its top, and
+    whether the two ranges overlap; and, for those measured again with malloc never mapping a
+    block (heap: method.mapping_costs), their time then and whether that took the steepness
+    away, the others' cause said to be not established. Says so where none grew that fast."""
     decades = top_decades(df)
     fast = decades[decades["slope"] >= SUPERLINEAR]
     if fast.empty:
-        return ""
+        return (
+            f"Over its last decade no strategy's warm time grew as N^{SUPERLINEAR:.2f} or faster."
+        )
     parts = []
     for (lo, hi), group in fast.groupby(["from", "to"]):
+        same = decades[(decades["from"] == lo) & (decades["to"] == hi)]
+        rest = same[same["slope"] < SUPERLINEAR]
         steep = group.loc[group["slope"].idxmax()]
-        said = (
-            f"Of the {len(decades[(decades['from'] == lo) & (decades['to'] == hi)])} strategies "
-            f"whose two largest sizes were N = {formats.count(lo)} and {formats.count(hi)}, "
-            f"{len(group)} grew faster than N over that decade (up to N^{steep['slope']:.2f}, "
-            f"{FRAMEWORK_NAMES[steep['framework']]}'s {steep['strategy']})"
+        parts.append(
+            f"Of the {len(same)} strategies whose two largest sizes were N = {formats.count(lo)} "
+            f"and {formats.count(hi)}, {len(group)} grew as N^{SUPERLINEAR:.2f} or faster over "
+            f"that decade (up to N^{steep['slope']:.2f}, {FRAMEWORK_NAMES[steep['framework']]}'s "
+            f"{steep['strategy']})."
         )
-        faults = group.dropna(subset=["faults_from", "faults_to"])
-        if len(faults) and faults["faults_to"].min() > faults["faults_from"].max():
-            said += (
-                f", and a warm call of theirs took {_range(faults['faults_to'])} page faults at "
-                f"N = {formats.count(hi)} against {_range(faults['faults_from'])} at "
-                f"{formats.count(lo)}: that decade includes faulting in fresh mappings"
-            )
-        parts.append(said + ".")
-    if heap is not None and not heap.empty:
-        again = heap[heap["target"] == "strategy"].merge(
-            fast, left_on=["framework", "strategy", "paths"],
-            right_on=["framework", "strategy", "to"],
-        )  # fmt: skip
-        said = [
-            f"{FRAMEWORK_NAMES[r['framework']]}'s {r['strategy']} took "
-            f"{formats.time(r['heap_s'])} at N = {formats.count(r['to'])} instead of "
-            f"{formats.time(r['glibc_s'])} (N^{_slope(r):.2f} from {formats.count(r['from'])})"
-            for _, r in again.iterrows()
-        ]
-        if said:
-            parts.append(f"With no block mapped (allocator glibc-heap), {formats.listing(said)}.")
+        parts += _faults_at_top(group, rest, hi)
+        parts += _without_mappings(group, heap)
     return " ".join(parts)
+
+
+def _faults_at_top(group: pd.DataFrame, rest: pd.DataFrame, hi: int) -> list[str]:
+    """The page faults a warm call of the steep strategies took at the decade's top, beside the
+    other strategies', and whether the two ranges overlap."""
+    steep = group["faults_to"].dropna()
+    if steep.empty:
+        return []
+    said = f"At N = {formats.count(hi)} a warm call of theirs took {_range(steep)} page faults"
+    other = rest["faults_to"].dropna()
+    if len(other):
+        whom = "the other one" if len(rest) == 1 else f"one of the other {len(rest)}"
+        said += f", and {whom} took {_range(other)}"
+        if steep.min() <= other.max():
+            said += ": the two ranges overlap, so the faults do not tell the steep from the others"
+    return [said + "."]
+
+
+_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
+
+
+def _without_mappings(group: pd.DataFrame, heap: pd.DataFrame | None) -> list[str]:
+    """The steep strategies measured again at the decade's top with malloc never mapping a
+    block of its own: their time then, the decade's slope from their glibc time at its foot,
+    and what that says of the cause, for them and (not established) for the others."""
+    if heap is None or heap.empty:
+        return []
+    again = heap[heap["target"] == "strategy"].merge(
+        group, left_on=["framework", "strategy", "paths"], right_on=["framework", "strategy", "to"]
+    )
+    if again.empty:
+        return []
+    lo, hi = int(group["from"].iloc[0]), int(group["to"].iloc[0])
+    names = formats.listing([f"{FRAMEWORK_NAMES[r['framework']]}'s {r['strategy']}"
+                             for _, r in again.iterrows()])  # fmt: skip
+    only = "only " if len(again) < len(group) else ""
+    lead = "" if len(group) == 1 else f"Of these {len(group)}, "
+    verb = "was" if len(again) == 1 else "were"
+    said = [
+        f"{lead}{only}{names} {verb} measured "
+        f"again at N = {formats.count(hi)} with malloc never mapping a block of its own "
+        "(allocator glibc-heap)."
+    ]
+    times = []
+    for _, r in again.iterrows():
+        faults = r["faults_from"]
+        took = ("" if formats.missing(faults) else ", where it took no page faults"
+                if faults == 0 else f", where it took {formats.count(round(faults))} page faults"
+                " a call")  # fmt: skip
+        times.append(
+            f"{FRAMEWORK_NAMES[r['framework']]}'s {r['strategy']} took {formats.time(r['heap_s'])} "
+            f"instead of {formats.time(r['glibc_s'])} (N^{_slope(r):.2f} from its glibc time at "
+            f"{formats.count(lo)}{took})"
+        )
+    said.append(f"Measured so, {formats.listing(times)}.")
+    slopes = again.apply(_slope, axis=1)
+    cleared, kept = again[slopes < SUPERLINEAR], again[slopes >= SUPERLINEAR]
+    if len(cleared):
+        who = "it" if len(again) == 1 else f"these {_WORDS.get(len(again), len(again))}"
+        if len(kept):
+            who = formats.listing([f"{FRAMEWORK_NAMES[r['framework']]}'s {r['strategy']}"
+                                   for _, r in cleared.iterrows()])  # fmt: skip
+        said.append(f"So for {who}, memory newly mapped from the kernel on every call made the "
+                    "decade steep.")  # fmt: skip
+    if len(kept):
+        said.append(f"Without mappings {formats.listing(list(kept['strategy']))} still grew as "
+                    f"N^{SUPERLINEAR:.2f} or faster, so mappings do not explain it.")  # fmt: skip
+    if len(again) < len(group):
+        said.append(f"What made the other {len(group) - len(again)} steep was not measured.")
+    return said
 
 
 def _range(values: pd.Series) -> str:
@@ -152,25 +209,27 @@ def vectorizing(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _verdict(k: float) -> str:
-    if k >= formats.ABOUT_THE_SAME:
+    """'slower' or 'faster' only where the factor, to the two decimals it is read to, is beyond
+    formats.ABOUT_THE_SAME (1.15 itself is about as fast); else 'about as fast'."""
+    if round(k, 2) > formats.ABOUT_THE_SAME:
         return "slower"
-    return "faster" if k <= 1 / formats.ABOUT_THE_SAME else "about as fast"
+    return "faster" if round(1 / k, 2) > formats.ABOUT_THE_SAME else "about as fast"
 
 
 def vectorizing_sentence(df: pd.DataFrame) -> str:
     """What vectorizing reverse mode did to the warm time of the loop it batches, framework by
-    framework and N by N: ', which buys time only sometimes: against the loop it batches it was
-    faster in TensorFlow at N = 100, 1,000 and 3,000 (2.6× to 4.5×); ...'. Says so where no
-    pair was measured."""
+    framework and N by N, as sentences of their own: 'Here it bought time only sometimes.
+    Against the loop it batches, TensorFlow's tape-jacobian-pfor ran faster at N = 100, 1,000
+    and 3,000 (2.6× to 4.5×); ...'. Says so where no pair was measured."""
     pairs = vectorizing(df)
     if pairs.empty:
-        return ", a trade whose price in time is not measured in this build"
+        return "What that trade costs in time is not measured in this build."
     verdicts = pairs["ratio"].map(_verdict)
-    lead = {True: "which here never bought time", False: "which buys time only sometimes"}[
+    lead = {True: "Here it never bought time", False: "Here it bought time only sometimes"}[
         not (verdicts == "faster").any()
     ]
     if (verdicts == "faster").all():
-        lead = "which here bought time as well"
+        lead = "Here it bought time as well"
     clauses = []
     for fw, mine in pairs.assign(verdict=verdicts).groupby("framework", sort=False):
         by_n = mine.groupby("paths")["verdict"].agg(lambda v: v.iloc[0] if v.nunique() == 1
@@ -188,4 +247,4 @@ def vectorizing_sentence(df: pd.DataFrame) -> str:
                         f"{fold}")  # fmt: skip
         names = formats.listing(list(dict.fromkeys(mine["vectorized"])))
         clauses.append(f"{FRAMEWORK_NAMES[fw]}'s {names} ran {formats.listing(said)}")
-    return f", {lead}: against the loop it batches, " + "; ".join(clauses)
+    return f"{lead}. Against the loop it batches, " + "; ".join(clauses) + "."
