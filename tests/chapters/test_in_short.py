@@ -148,21 +148,31 @@ HVP = ("jax/hvp", 188e-6)
 
 def test_wide_in_short_gives_the_fastest_the_hessian_and_the_rule():
     best = {"torch": ("grad-loop-create-graph", 1.3e-3), "jax": ("jacrev", 359e-6)}
-    said = wide.in_short(10**8, best, "40 GB", HVP, (9, 9, 6, 6))
+    said = wide.in_short(10**8, best, "40 GB", HVP, dict.fromkeys(("torch", "jax"), (3, 3, 2, 2)))
     assert "at the question's n = 100,000,000 the fastest takes 1.3 ms in PyTorch" in said
     assert "(grad-loop-create-graph) and 359 µs in JAX (jacrev)." in said
     assert (
         "A dense Hessian would hold 40 GB there; a Hessian-vector product never forms it " in said
     )
     assert "(jax/hvp: 188 µs)." in said
-    assert "reverse mode won all 9 wide ones and forward mode all 6 tall ones" in said
+    assert (
+        "in each framework reverse mode won all 3 wide shapes and forward mode all 2 tall ones: "
+        "pick the smaller side." in said
+    )
+    # One framework only: named.
+    one = wide.in_short(10**8, best, "40 GB", HVP, {"torch": (3, 3, 2, 2), "jax": None})
+    assert "in PyTorch reverse mode won all 3 wide shapes" in one
 
 
 def test_wide_in_short_where_the_rule_does_not_hold_or_nothing_ran():
-    said = wide.in_short(100, {"torch": None}, "40 kB", None, (7, 9, 6, 6))
+    counted = {"torch": (3, 3, 2, 2), "tensorflow": (1, 3, 2, 2), "jax": (3, 3, 2, 2)}
+    said = wide.in_short(100, {"torch": None}, "40 kB", None, counted)
     assert "no strategy ran correctly at the question's n = 100." in said
     assert "would hold 40 kB there." in said and "never forms" not in said
-    assert "reverse mode won 7 of 9 wide ones and forward mode 6 of 6 tall ones" in said
+    assert (
+        "counted framework by framework, reverse mode won 7 of 9 wide shapes and forward mode 6 "
+        "of 6 tall ones" in said
+    )
     assert "rule of thumb" in said and "pick the smaller side" not in said
     assert "Across shapes" not in wide.in_short(100, {}, "40 kB", HVP, None)
 

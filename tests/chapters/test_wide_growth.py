@@ -5,6 +5,7 @@ beyond it."""
 import pandas as pd
 import pytest
 
+from jacbench.report import formats
 from jacbench.report.chapters import wide_growth as wg
 
 
@@ -44,43 +45,65 @@ def test_slopes_are_read_between_consecutive_sizes_that_ran():
 def test_the_growth_is_said_span_by_span_against_the_arithmetic():
     said = wg.growth(wg.span_slopes(_rows(DENSE)), 2, "the dense Hessians")
     assert said.startswith(
-        "In arithmetic the dense Hessians grow as n^2; measured, as n^0.10 to n^2.00 from "
-        "n = 300 to 1,000 and n^0.52 to n^3.00 from 1,000 to 3,000; "
+        "In arithmetic the dense Hessians grow as n², a log-log slope of 2; measured, they have "
+        "log-log slopes of 0.10 to 2.00 from n = 300 to 1,000 and of 0.52 to 3.00 from 1,000 to "
+        "3,000. "
     )
-    # Slower than n^2 somewhere (a fixed cost), faster somewhere, with the faults of the one
-    # that grew faster: 26,000 at 3,000 against none at 1,000.
+    # Below 2 somewhere (one flat: a cost per call), above 2 somewhere, with every method's
+    # faults at 3,000 against those at 1,000 (not all above them: both ranges said).
     assert said.endswith(
-        "where they grow more slowly than the arithmetic, a cost per call that does not grow "
-        "with n still counts; where faster, the excess is not arithmetic, and comes with page "
-        "faults: a warm call of those at n = 3,000 takes 26,000 page faults, at 1,000 at most 0."
+        "Where a slope is below 2, something besides the arithmetic takes much of the time: "
+        "TensorFlow's nested-tapes barely grows from n = 300 to 1,000, as a fixed cost per call "
+        "would. Where a slope is above 2, the time grows faster than n² and the excess is not "
+        "arithmetic. At n = 3,000 a warm call of each takes 0 to 26,000 page faults; at 1,000, "
+        "0 to 5,000."
     )
+
+
+def test_a_dense_method_growing_as_n_is_read_as_a_cost_per_input():
+    per_input = {("torch", "second:functional-hessian"): [(300, 0.12, 0), (1000, 0.42, 6),
+                                                         (3000, 1.47, 28_000)]}  # fmt: skip
+    said = wg.growth(wg.span_slopes(_rows(per_input)), 2, "the dense Hessians")
+    assert said.endswith(
+        "PyTorch's functional-hessian grows as n throughout, as a fixed cost per input would "
+        "(400 µs to 490 µs per input)."
+    )
+    # Where the arithmetic itself grows as n, growing as n is not below it.
+    assert wg.below_said(wg.span_slopes(_rows(per_input)), 1) == ""
 
 
 def test_growth_like_the_arithmetic_says_nothing_more():
     linear = {("jax", "hvp"): [(1000, 0.001, 0), (10_000, 0.0105, 0)]}
     assert wg.growth(wg.span_slopes(_rows(linear)), 1, "the products") == (
-        "In arithmetic the products grow as n; measured, as n^1.02 from n = 1,000 to 10,000."
+        "In arithmetic the products grow as n, a log-log slope of 1; measured, they have a "
+        "log-log slope of 1.02 from n = 1,000 to 10,000."
     )
     assert wg.growth(wg.span_slopes(_rows({})), 1, "the products").endswith(
         "none ran at two sizes here, so their growth is not measured."
     )
 
 
-def test_faults_are_named_only_where_every_steeper_method_faults_far_more():
-    # Growing as n^2 where the arithmetic is linear, without a jump in faults: not named.
-    steep = {("torch", "hvp"): [(10**6, 0.01, 500), (10**7, 1.0, 2000)]}
+def test_faults_are_given_for_every_method_at_the_largest_n():
+    # One method grows as n^2 where the arithmetic is linear, the other like the arithmetic:
+    # the faults of both at 10^7 are said, above any at 10^6.
+    steep = {("torch", "hvp"): [(10**6, 0.01, 500), (10**7, 1.0, 50_000)],
+             ("jax", "hvp"): [(10**6, 0.01, 400), (10**7, 0.1, 40_000)]}  # fmt: skip
     slopes = wg.span_slopes(_rows(steep))
-    assert wg.faults_said(slopes, 1) == ""
-    assert wg.against_arithmetic(slopes, 1) == (
-        "where they grow faster than the arithmetic, the excess is not arithmetic"
+    assert wg.faults_said(slopes) == (
+        "At n = 10,000,000 a warm call of each takes 40,000 to 50,000 page faults, more than any "
+        "took at 1,000,000 (at most 500)."
     )
-    # With 100 times the faults: named.
-    steep = {("torch", "hvp"): [(10**6, 0.01, 500), (10**7, 1.0, 50_000)]}
-    assert wg.faults_said(wg.span_slopes(_rows(steep)), 1) == (
-        "a warm call of those at n = 10,000,000 takes 50,000 page faults, at 1,000,000 at most 500"
+    assert wg.against_arithmetic(slopes, 1).startswith(
+        "Where a slope is above 1, the time grows faster than n and the excess is not "
+        "arithmetic. At n = 10,000,000"
     )
-    # A method that grows like its arithmetic is not among those read.
-    both = {**steep, ("jax", "hvp"): [(10**6, 0.01, 40_000), (10**7, 0.1, 40_000)]}
-    assert "50,000 page faults, at 1,000,000 at most 500" in wg.faults_said(
-        wg.span_slopes(_rows(both)), 1
-    )
+    # Without faults counted, nothing about them.
+    assert wg.faults_said(slopes.assign(lo_faults=float("nan"))) == ""
+    # Growing like the arithmetic everywhere: no reading, so no faults either.
+    flat = {("jax", "hvp"): [(10**6, 0.01, 400), (10**7, 0.1, 40_000)]}
+    assert wg.against_arithmetic(wg.span_slopes(_rows(flat)), 1) == ""
+
+
+def test_the_sizes_a_kind_ran_at():
+    assert wg.sizes_said(_rows(DENSE)) == "300 to 3,000"  # the failure at 10,000 is not one
+    assert wg.sizes_said(_rows({})) == formats.NOT_MEASURED

@@ -111,7 +111,7 @@ def ynn_sentence(effect: pd.DataFrame) -> str:
 def ynn_float64(effect: pd.DataFrame) -> str:
     """YNNPACK's effect on float64 at every N measured both ways, and where it slows float64
     more than float32: 'With YNNPACK's fusions on, float64 takes 2.14× its time without them at
-    N = 10,000, ..., more than float32 at N = 10,000 (float32: 0.81×) ...'"""
+    N = 10,000, ..., a larger slowdown than float32's at N = 10,000 (0.81×) ...'"""
     f64 = effect[effect["dtype"] == "float64"].dropna(subset=["slowdown"])
     if f64.empty:
         return "Float64 was not measured without YNNPACK's fusions."
@@ -124,8 +124,8 @@ def ynn_float64(effect: pd.DataFrame) -> str:
         f32 = queries.one(effect, dtype="float32", paths=r["paths"])
         if f32 is not None and not formats.missing(f32["slowdown"]):
             if r["slowdown"] > f32["slowdown"]:
-                harder.append(f"N = {formats.count(r['paths'])} (float32: "
-                              f"{formats.times(f32['slowdown'], 2)})")  # fmt: skip
+                harder.append(f"N = {formats.count(r['paths'])} "
+                              f"({formats.times(f32['slowdown'], 2)})")  # fmt: skip
     if harder:
-        said += f", more than float32 at {formats.listing(harder)}"
+        said += f", a larger slowdown than float32's at {formats.listing(harder)}"
     return said + "."

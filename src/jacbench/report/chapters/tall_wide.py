@@ -147,8 +147,10 @@ def regime_measured(shapes: list[dict]) -> str:
         "square shape"
     )
     if max(shares) >= HALF:
-        return (f"{said}: per-call overhead may be as large as the arithmetic there, so the "
-                "crossover is not the arithmetic's alone.")  # fmt: skip
+        large = [FRAMEWORK_NAMES[fw] for fw, (_, t, floor) in found.items() if floor / t >= HALF]
+        where = "" if len(large) == len(found) else f" in {_listed(large)}"
+        return (f"{said}: per-call overhead may be as large as the arithmetic there{where}, so "
+                "the crossover is not the arithmetic's alone.")  # fmt: skip
     if max(shares) < LITTLE:
         return f"{said}: the arithmetic decides there."
     return f"{said}: per-call overhead is still part of what decides there."
