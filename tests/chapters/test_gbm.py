@@ -122,7 +122,7 @@ def test_costs_read_each_strategy_at_its_largest_correct_n_in_the_registry_order
     assert jvp["slope_from"] == 10_000
     own, _ = chapter.costs_tables(df)
     cells = own[(own["strategy"] == "jvp") & (own["framework"] == "PyTorch")]
-    cells = cells["time slope in N [fitted from N =]"]
+    cells = cells["slope in N [from N]"]
     assert cells.tolist() == [f"{jvp['slope']:.2f} [10,000]"]
     assert by.loc[("numpy", "analytic"), "memory_ratio"] == pytest.approx(724992 / 765952)
 
