@@ -139,9 +139,7 @@ def costs_tables(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         | {
             "time / simulation [spread]": [ratio_cell(r) for _, r in rows.iterrows()],
             "peak beyond inputs (/ simulation)": list(memory),
-            "slope in N [from N]": list(
-                map(scaling.slope_cell, rows["slope"], rows["slope_from"])
-            ),
+            "slope in N [from N]": list(map(scaling.slope_cell, rows["slope"], rows["slope_from"])),
         }
     )
     common = pd.DataFrame(
