@@ -1066,7 +1066,8 @@ def test_the_method_says_how_glibc_ran_where_processes_are_compared(small):
     df.loc[several, "warm_faults"] = 0.0
     df.loc[sims[0], "warm_faults"] = 1500.0
     said = method.heap_sentence(df)
-    assert "thresholds fixed (MALLOC_MMAP_THRESHOLD_ at 32 MiB" in said
+    assert "thresholds fixed (MALLOC_MMAP_THRESHOLD_ at 32.0 MiB" in said
+    assert "MALLOC_TRIM_THRESHOLD_ at 4.0 GiB)" in said
     # Bimodal, none or thousands: the range, not a median. At 1,000 a path array is far below
     # the threshold: no mapping of its own, so the faults' source is not said to be known.
     assert (

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from jacbench.constants import FRAMEWORK_NAMES, HEAP_ALLOCATOR
+from jacbench.measure import heap as malloc_heap
 from jacbench.measure import store, targets, worker
 from jacbench.problems.gbm import GBMParams
 from jacbench.report import formats, queries
@@ -106,10 +107,11 @@ def heap_sentence(df: pd.DataFrame) -> str:
             "holds whether a call's freed arrays go back to the kernel, to be faulted in again "
             "by the next call: one cause of the differences between processes."
         )
+    mmap, trim = (formats.size(v) for v in (malloc_heap.MMAP_THRESHOLD, malloc_heap.TRIM_THRESHOLD))
     said = (
         "The workers of a case timed in several processes run glibc's malloc with its two "
-        "thresholds fixed (MALLOC_MMAP_THRESHOLD_ at 32 MiB, the most its own rule raises it "
-        "to, and MALLOC_TRIM_THRESHOLD_ at 4 GiB), so that a call may reuse what the last one "
+        f"thresholds fixed (MALLOC_MMAP_THRESHOLD_ at {mmap}, the most its own rule raises it "
+        f"to, and MALLOC_TRIM_THRESHOLD_ at {trim}), so that a call may reuse what the last one "
         "freed; left to adjust them, glibc gives a call's freed arrays back to the kernel in one "
         "process and keeps them in the next, by what else each holds"
     )
