@@ -245,7 +245,7 @@ def _sayings(framework: str, by_n: dict) -> list[str]:
         loops = [s for s in registry.by_framework(framework, "moments")
                  if s.batching == "loop" and s.compiled]  # fmt: skip
         if not loops:
-            third.append(f"a loop inside {engine} was not measured")
+            third.append(f"no loop inside {engine} is among the strategies")
     return [", and ".join(group) for group in (first, second, third) if group]
 
 
