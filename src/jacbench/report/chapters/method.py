@@ -311,22 +311,22 @@ def malloc_words(env, detail: bool = True) -> str:
         return "as it comes"
     if not detail:
         return "with its thresholds fixed"
-    settings = []
-    for item in str(env).split():
-        name, _, value = item.partition("=")
-        settings.append(f"{name} = {formats.size(int(value)) if value.isdigit() else value}")
+    settings = [f"{name} = {formats.size(int(value)) if value.isdigit() else value}"
+                for name, value in _settings(env).items()]  # fmt: skip
     return f"with its thresholds fixed ({', '.join(settings)})"
+
+
+def _settings(env) -> dict[str, str]:
+    """A malloc_env ('NAME=value NAME=value') as {name: value}; {} where it is blank."""
+    if formats.missing(env):
+        return {}
+    return dict(item.partition("=")[::2] for item in str(env).split())
 
 
 def mmap_threshold(env) -> int | None:
     """The MALLOC_MMAP_THRESHOLD_ a malloc_env fixes, in bytes; None where it fixes none."""
-    if formats.missing(env):
-        return None
-    for item in str(env).split():
-        name, _, value = item.partition("=")
-        if name == "MALLOC_MMAP_THRESHOLD_" and value.isdigit():
-            return int(value)
-    return None
+    value = _settings(env).get("MALLOC_MMAP_THRESHOLD_", "")
+    return int(value) if value.isdigit() else None
 
 
 def malloc_phrase(df: pd.DataFrame) -> str:

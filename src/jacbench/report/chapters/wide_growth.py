@@ -43,7 +43,7 @@ SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def _values(lo: float, hi: float) -> str:
-    return f"{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f} to {hi:.2f}"
+    return formats.span([lo, hi], "{:.2f}".format)
 
 
 def _slopes(lo: float, hi: float) -> str:
