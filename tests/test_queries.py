@@ -222,6 +222,9 @@ def test_loglog_slope_recovers_a_power_law():
 def test_formats():
     assert formats.time(3.2e-4) == "320 µs" and formats.time(0.0125) == "12.5 ms"
     assert formats.time(3.214) == "3.21 s" and formats.time(float("nan")) == "–"
+    # A duration reads as time() below a minute, in minutes and seconds from one.
+    assert formats.duration(59.994) == "59.99 s" and formats.duration(66.11) == "1 min 6 s"
+    assert formats.duration(250) == "4 min 10 s" and formats.duration(None) == "–"
     assert formats.size(1.6 * 2**30) == "1.6 GiB" and formats.size(None) == "–"
     assert formats.count(10_000) == "10,000" and formats.times(2.06) == "2.1×"
 

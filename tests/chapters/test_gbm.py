@@ -545,7 +545,7 @@ def _allocator_rows(df):
 
 
 def test_the_questions_program_with_the_mmap_threshold_fixed(small):
-    assert allocator.mmap_threshold() == 65536
+    assert allocator.glibc_mmap_threshold() == 65536
     df = _allocator_rows(small)
     # The question's program at 1,000 under glibc-mmap is its glibc row relabelled; a smaller peak.
     df.loc[_at(df, "torch", "question", 1000, allocator="glibc-mmap"), "peak_over_inputs"] = MIB

@@ -417,7 +417,7 @@ def test_the_question_at_the_larger_n_under_the_other_allocators(small):
     assert rec.fix_beyond(df) == (
         "At N = 10,000 the question's program, under glibc's malloc with its default settings, "
         "stopped at the memory cap (4.0 GiB) after 13.35 s; under glibc-mmap it took 54.08 s a "
-        "first call and 66.00 s a warm one, under jemalloc 5.69 s and 5.05 s. Under glibc, "
+        "first call and 1 min 6 s a warm one, under jemalloc 5.69 s and 5.05 s. Under glibc, "
         f"the one-argument fix took {first} a first call and 20.1 ms a warm one, holding "
         "127.5 MiB beyond the inputs."
     )

@@ -23,6 +23,15 @@ def time(seconds) -> str:
     return f"{seconds:.2f} s"
 
 
+def duration(seconds) -> str:
+    """time() below a minute, then '4 min 10 s': how long something ran; '–' where it has no
+    time."""
+    if missing(seconds) or seconds < 60:
+        return time(seconds)
+    minutes, rest = divmod(round(float(seconds)), 60)
+    return f"{minutes} min {rest} s"
+
+
 def size(n) -> str:
     """Bytes in binary units: '1.6 GiB'; '–' where there is no figure."""
     if missing(n):

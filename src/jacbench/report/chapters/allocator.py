@@ -312,7 +312,7 @@ def _experiment_reading(at: pd.DataFrame, g: pd.Series) -> str:
     return said
 
 
-def mmap_threshold() -> int:
+def glibc_mmap_threshold() -> int:
     """The mmap threshold glibc-mmap fixes, in bytes (65,536)."""
     return int(harness.MMAP_THRESHOLD)
 

@@ -142,7 +142,7 @@ def _heap_faults(sims: pd.DataFrame) -> str:
     above, below = [], []
     for n, g in sims.groupby("paths"):
         first = g.iloc[0]
-        threshold = mmap_threshold(first["malloc_env"])
+        threshold = fixed_mmap_threshold(first["malloc_env"])
         array = GBMParams(paths=int(n), steps=int(first["steps"]), dtype=first["dtype"])
         size = array.path_array_bytes
         if threshold is None:
@@ -323,7 +323,7 @@ def _settings(env) -> dict[str, str]:
     return dict(item.partition("=")[::2] for item in str(env).split())
 
 
-def mmap_threshold(env) -> int | None:
+def fixed_mmap_threshold(env) -> int | None:
     """The MALLOC_MMAP_THRESHOLD_ a malloc_env fixes, in bytes; None where it fixes none."""
     value = _settings(env).get("MALLOC_MMAP_THRESHOLD_", "")
     return int(value) if value.isdigit() else None

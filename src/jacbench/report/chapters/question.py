@@ -15,7 +15,6 @@ from jacbench.report.chapters.reproduced import (
     QUESTION_N,
     STANDARD_ONLY,
     TF_CAP,
-    duration,
     program,
     stopped,
 )
@@ -40,7 +39,7 @@ def torch_in_words(df: pd.DataFrame, allocator: str, paths: int = QUESTION_N) ->
     if row["status"] != "ok":
         return stopped(row)
     return (
-        f"{duration(row['cold_s'])} for the first call, "
+        f"{formats.duration(row['cold_s'])} for the first call, "
         f"the process peaking at {formats.size(row['peak'])}"
     )
 
@@ -52,7 +51,7 @@ def tensorflow_in_words(df: pd.DataFrame, paths: int = QUESTION_N) -> str:
     if row is None:
         return STANDARD_ONLY
     if row["status"] == "ok":
-        return f"finished in {duration(row['cold_s'])}"
+        return f"finished in {formats.duration(row['cold_s'])}"
     return stopped(row)
 
 
@@ -167,7 +166,7 @@ def against(best: pd.Series | None, ref: pd.Series | None, framework: str) -> st
     if ref["status"] == "memory-cap":
         return (
             f"{whose}{where} failed at the {formats.size(ref['mem_cap'])} cap after "
-            f"{duration(ref['wall_s'])}"
+            f"{formats.duration(ref['wall_s'])}"
         )
     if ref["status"] != "ok":
         return f"{whose}{where}: {stopped(ref)}"
@@ -225,7 +224,7 @@ def _program_label(ref: pd.Series | None) -> str:
     limit = ref["allocator"] if torch else f"{formats.size(ref['mem_cap'])} cap"
     label = f"{FRAMEWORK_NAMES[ref['framework']]}, {limit}"
     if ref["status"] == "ok":
-        return f"{label}: {duration(ref['warm_median_s'])}"
+        return f"{label}: {formats.duration(ref['warm_median_s'])}"
     return f"{label}: {formats.outcome(ref)}"
 
 

@@ -136,7 +136,7 @@ def _under_other_allocators(df: pd.DataFrame, paths: int) -> str:
         if allocator == "glibc" or row is None:
             continue
         if row["status"] == "ok":
-            first, warm = formats.time(row["cold_s"]), formats.time(row["warm_median_s"])
+            first, warm = formats.duration(row["cold_s"]), formats.duration(row["warm_median_s"])
             if any("first call" in s for s in said):
                 said.append(f"under {allocator} {first} and {warm}")
             else:

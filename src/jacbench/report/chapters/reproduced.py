@@ -62,14 +62,6 @@ class Line:
         }
 
 
-def duration(seconds) -> str:
-    """'13.35 s', '4 min 10 s': how long something ran; '–' where it has no time."""
-    if formats.missing(seconds) or seconds < 60:
-        return formats.time(seconds)
-    minutes, rest = divmod(round(float(seconds)), 60)
-    return f"{minutes} min {rest} s"
-
-
 def program(
     df: pd.DataFrame, framework: str, paths: int, allocator: str = "glibc", min_cap: int = 0
 ) -> pd.Series | None:
@@ -91,11 +83,11 @@ def stopped(row: pd.Series) -> str:
     if status == "memory-cap":
         return (
             f"killed at the {formats.size(row['mem_cap'])} cap after "
-            f"{duration(row['wall_s'])}, holding {formats.size(row['watched_peak_rss'])}"
+            f"{formats.duration(row['wall_s'])}, holding {formats.size(row['watched_peak_rss'])}"
         )
     if status == "timeout":
         return (
-            f"still running at the {duration(row['timeout'])} timeout, holding "
+            f"still running at the {formats.duration(row['timeout'])} timeout, holding "
             f"{formats.size(row['watched_peak_rss'])}"
         )
     if status == "skipped-predicted":
@@ -208,7 +200,7 @@ def big_torch(df: pd.DataFrame, allocator: str, paths: int = QUESTION_N) -> Line
     flat = _flat(row, small)
     grown = "" if flat is None else f", {_change(row, small)} from N = {SMALL_N:,}"
     measured = (
-        f"{duration(row['cold_s'])} (first call), {duration(row['warm_median_s'])} "
+        f"{formats.duration(row['cold_s'])} (first call), {formats.duration(row['warm_median_s'])} "
         f"warm; the process's peak {formats.size(row['peak'])}{grown}"
     )
     parts = []
@@ -262,7 +254,7 @@ def _why_faster(df: pd.DataFrame, row: pd.Series) -> str:
     if mmap is None or mmap["status"] != "ok" or not mmap["cold_s"] > row["cold_s"]:
         return ""
     return (
-        f" (glibc-mmap: {duration(mmap['cold_s'])}; jemalloc reuses the freed per-row "
+        f" (glibc-mmap: {formats.duration(mmap['cold_s'])}; jemalloc reuses the freed per-row "
         "buffers, where glibc-mmap maps fresh pages for every row and returns them)"
     )
 
@@ -282,12 +274,12 @@ def tf_fails(df: pd.DataFrame, paths: int = QUESTION_N) -> Line:
         else:
             verdict = (
                 f"reproduced, sooner: fails for lack of memory after "
-                f"{duration(row['wall_s'])}, not minutes"
+                f"{formats.duration(row['wall_s'])}, not minutes"
             )
         return Line(observation, reported, stopped(row) + model, verdict)
     if row["status"] == "ok":
         peak = formats.size(row["peak"])
-        measured = f"finished: {duration(row['cold_s'])}, the process's peak {peak}"
+        measured = f"finished: {formats.duration(row['cold_s'])}, the process's peak {peak}"
         return Line(observation, reported, measured, "differs: it finished within the cap")
     return Line(observation, reported, stopped(row) + model, "differs: not stopped by memory")
 
