@@ -345,6 +345,17 @@ def test_the_efficient_profile_measures_the_standard_profiles_cases_at_its_size(
         assert baseline is None or (fw, baseline.text) in names, (fw, name)
 
 
+def test_the_ratios_profile_measures_every_case_the_standard_profile_times_in_processes():
+    """The third occasion's cases: the standard profile's timed in three workers (float32,
+    plain glibc), no more and no fewer, so its rows sit beside the reference dataset's."""
+    ratios = profiles.expand(profiles.load_profile("ratios"))
+    standard = profiles.expand(profiles.load_profile("standard"))
+    timed = {c.key("env") for c in standard if c.ratio_processes == 3
+             and c.dtype == "float32" and c.allocator == "glibc"}  # fmt: skip
+    assert {c.key("env") for c in ratios} == timed
+    assert {c.paths for c in ratios} == {100_000, 1_000_000}
+
+
 def test_the_environment_key_ignores_a_few_kib_of_ram_but_not_a_gib():
     """Machines of one kind report totals a few KiB apart from boot to boot: the same key, so a
     rerun on the next boot keeps the rows; another GiB of memory, or another version, is another
