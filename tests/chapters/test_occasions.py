@@ -1,12 +1,14 @@
 """How far a ratio travels: the ratios of two occasions set side by side (chapter 4)."""
 
+import json
 import shutil
 
 import pandas as pd
 import pytest
 
-from jacbench.report import dataset
+from jacbench.report import dataset, queries
 from jacbench.report.chapters import occasions
+from jacbench.report.chapters.gbm import ratio_cell
 
 
 def _set(df, framework, strategy, paths, **values):
@@ -107,6 +109,17 @@ def test_a_book_stages_the_second_occasion_beside_the_reference_only(small_resul
     staged = book.stage_data(reference, tmp_path / "staging", root)
     second = occasions.second_occasion(tmp_path / "staging" / staged)
     assert second is not None and len(second) == 51
+    assert len(occasions.others(tmp_path / "staging" / staged)) == 1  # no third beside it
+    # A third occasion beside the reference is staged too, with its metadata (its processor).
+    third = root / occasions.THIRD
+    shutil.copy(small_results, third)
+    meta = json.loads(small_results.with_suffix(".meta.json").read_text())
+    third.with_suffix(".meta.json").write_text(json.dumps({**meta, "cpu_detail": "family 9"}))
+    staged = book.stage_data(reference, tmp_path / "staging3", root)
+    assert [len(o) for o in occasions.others(tmp_path / "staging3" / staged)] == [51, 51]
+    path = occasions.occasion_path(tmp_path / "staging3" / staged, "third")
+    assert occasions.processor(path) == "AMD EPYC family 9"
+    assert occasions.processor(tmp_path / "staging3" / staged) is None  # the fixture's: none
     # A book from another file stages no second occasion.
     other = root / "mine.csv"
     shutil.copy(small_results, other)
@@ -139,3 +152,45 @@ def test_which_ratios_the_second_occasion_measured_again(small):
     first = pd.concat([first, row])
     table = occasions.moved(first, small.copy(), 1000)
     assert occasions.coverage(first, table, 1000) == "all but the 2 blocked strategies (20 of 22)"
+
+
+def test_a_third_occasion_says_how_far_it_moved_and_whether_its_measures_agree(small):
+    assert occasions.third_sentence(small, None, None, None) == ""
+    third = small.copy()
+    # PyTorch's jvp at 1,000 side by side 3x what its warm medians give on the third occasion.
+    row = queries.one(queries.gbm(third, "strategy"), framework="torch", strategy="jvp",
+                      paths=1000)  # fmt: skip
+    sim = queries.simulation_of(third, row)
+    warm = row["warm_median_s"] / sim["warm_median_s"]
+    third.loc[row.name, ["ratio_median", "ratio_lo", "ratio_hi"]] = 3.0 * warm
+    said = occasions.third_sentence(small, third, "AMD EPYC family 9", None)
+    assert said.startswith(
+        "A third occasion, on AMD EPYC family 9 (the dataset's: not recorded), measured "
+        "the same cases at N = 1,000, 10,000 and 100,000 "
+        "(book/reference/ratios.csv): its ratios moved by up to "
+    )
+    assert "× at 1,000 (PyTorch's jvp: " in said and "1.00× at 10,000 (" in said
+    assert "; 1 of its 24 median lies outside the dataset's spread." in said
+    agree, total, widest = occasions.agreement(third, [1000, 10_000, 100_000])
+    assert widest["strategy"] == "jvp" and widest["factor"] == pytest.approx(3.0)
+    ref_agree, ref_total, ref_widest = occasions.agreement(small, [1000, 10_000, 100_000])
+    assert total == ref_total and agree <= ref_agree and ref_widest["factor"] < 3.0
+    assert (
+        f"its ratios agree within 1.5× in {agree} of {total} (widest 3.00×, PyTorch's jvp "
+        f"at 1,000), the dataset's in {ref_agree} of {ref_total} (widest "
+    ) in said
+    # Where both recorded the processor, nothing is said of the dataset's; with none, 'another'.
+    assert "not recorded" not in occasions.third_sentence(
+        small, third, "AMD EPYC family 9", "AMD EPYC"
+    )
+    assert "A third occasion, on another machine, measured" in " ".join(
+        occasions.third_sentence(small, third, None, None).split()
+    )
+    # Its ratios in the chapter's table, beside the two occasions'; '–' where it has none.
+    table = occasions.moved(small, small.copy(), 1000)
+    shown = occasions.travel_table(table, third)
+    jvp = shown[(shown["framework"] == "PyTorch") & (shown["strategy"] == "jvp")].iloc[0]
+    assert jvp["third occasion"] == ratio_cell(third.loc[row.name])
+    assert "third occasion" not in occasions.travel_table(table).columns
+    none = occasions.travel_table(table, third[third["paths"] != 1000])
+    assert set(none["third occasion"]) == {"–"}

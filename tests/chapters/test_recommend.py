@@ -438,13 +438,24 @@ def test_where_the_margins_come_from(small):
     # The fixture's ratios are at N = 1,000, 10,000 and 100,000.
     assert pk.margins_basis(small, second) == (
         "These margins, how far apart two medians must be (PyTorch 1.100×, TensorFlow 1.000×, "
-        "JAX 1.000×), were measured on the GBM's "
-        "time-over-simulation ratios at N = 1,000, 10,000 and 100,000, and are applied here at "
-        "every size and to the wide Jacobian and the Hessians as well."
+        "JAX 1.000×), are the largest moves of the GBM's time-over-simulation ratios, measured "
+        "at N = 1,000, 10,000 and 100,000 on one occasion besides the dataset's, and are "
+        "applied here at every size and to the wide Jacobian and the Hessians as well."
     )
     # Measured again at N = 1,000 alone: 'only'.
     at_1000 = second[second["paths"] == 1000]
-    assert "at N = 1,000 only, and are applied" in pk.margins_basis(small, at_1000)
+    assert "at N = 1,000 only on one occasion besides" in pk.margins_basis(small, at_1000)
+    # A third occasion, JAX's ratios 1.2x lower at 10,000: each framework's margin is its
+    # largest move over both, whichever occasion and N it came from.
+    third = small[small["paths"] == 10_000].copy()
+    third.loc[third["framework"] == "jax", "ratio_median"] /= 1.2
+    both = pk.margins(small, [second, third])
+    assert both == pytest.approx({"torch": 1.1, "tensorflow": 1.0, "jax": 1.2})
+    assert pk.margins(small, [second, None]) == pk.margins(small, second)
+    assert "(PyTorch 1.100×, TensorFlow 1.000×, JAX 1.200×)" in pk.margins_basis(
+        small, [second, third]
+    )
+    assert "on two occasions besides the dataset's" in pk.margins_basis(small, [second, third])
     assert pk.margins_basis(small, second.iloc[0:0]).startswith("With one occasion")
 
 

@@ -102,11 +102,12 @@ def stage_data(results: Path, staging: Path, root: Path | None = None) -> Path:
         meta = json.loads(meta_file.read_text()) if meta_file.exists() else {}
         meta["dataset"] = {"source": source, "reference": is_reference}
         meta_file.write_text(json.dumps(meta, indent=1))
-        second = Path(results).parent / occasions.SECOND.name
-        if is_reference and second.exists():  # chapter 4 sets its ratios beside the reference's
-            target = staging / occasions.staged_name(staged)
-            shutil.copy2(second, target)
-            shutil.copy2(store.meta_path(second), store.meta_path(target))
+        for which, path in occasions.OTHERS.items():  # chapter 4 sets them beside the reference
+            other = Path(results).parent / path.name
+            if is_reference and other.exists():
+                target = staging / occasions.staged_name(staged, which)
+                shutil.copy2(other, target)
+                shutil.copy2(store.meta_path(other), store.meta_path(target))
         generated = staging / "book" / "generated"
         generated.mkdir(parents=True, exist_ok=True)
         (generated / "dataset.md").write_text(dataset.describe(meta, source, is_reference) + "\n")

@@ -1,6 +1,6 @@
-"""How far a ratio travels (chapter 4): the side-by-side ratios at one N measured on two
-occasions, the reference dataset and a second sweep of the same cases in another session, and
-how much each moved between them."""
+"""How far a ratio travels (chapter 4): the side-by-side ratios measured on several occasions,
+the reference dataset and sweeps of the same cases in other sessions (a second at one N, a third
+at two, on a processor its sweep recorded), and how much each moved from the reference's."""
 
 from __future__ import annotations
 
@@ -11,26 +11,52 @@ import pandas as pd
 from jacbench.constants import FRAMEWORK_NAMES, FRAMEWORKS
 from jacbench.measure import store
 from jacbench.report import data, dataset, formats, queries
+from jacbench.report.chapters.gbm import ratio_cell
+from jacbench.report.chapters.method import AGREE
 from jacbench.strategies import registry
 
-# The second occasion: the efficient profile's cases (the standard profile's at N = 10^6),
-# measured again beside the reference dataset (jacbench sweep --profile efficient --out ...).
+# The other occasions: cases of the reference dataset measured again, in other sessions, beside
+# it (jacbench sweep --profile NAME --out ...). The second, the efficient profile's cases (the
+# standard profile's at N = 10^6); the third, the ratios profile's (every case the standard
+# profile times in three workers, at N = 10^5 and 10^6), on a machine whose processor the sweep
+# recorded.
 SECOND = dataset.FOLDER / "efficient.csv"
+THIRD = dataset.FOLDER / "ratios.csv"
+OTHERS = {"second": SECOND, "third": THIRD}
 
 
-def staged_name(results: Path) -> Path:
-    """Where a book's staging tree puts the second occasion: beside its staged results."""
-    return results.with_name(results.stem + ".second" + results.suffix)
+def staged_name(results: Path, which: str = "second") -> Path:
+    """Where a book's staging tree puts an occasion ("second", "third"): beside its staged
+    results."""
+    return results.with_name(f"{results.stem}.{which}{results.suffix}")
+
+
+def occasion_path(results: str | Path, which: str = "second") -> Path | None:
+    """The file of an occasion ("second", "third") of these results: beside the reference
+    dataset (the committed file, or a book's staged copy of it); None for other results (a
+    book from one's own sweep has one occasion)."""
+    results = Path(results)
+    is_reference = results.resolve().parts[-len(dataset.RESULTS.parts) :] == dataset.RESULTS.parts
+    path = results.parent / OTHERS[which].name if is_reference else staged_name(results, which)
+    return path if path.exists() else None
+
+
+def occasion(results: str | Path, which: str = "second") -> pd.DataFrame | None:
+    """An occasion's rows (see occasion_path); None where there is none."""
+    path = occasion_path(results, which)
+    return data.load(path) if path is not None else None
 
 
 def second_occasion(results: str | Path) -> pd.DataFrame | None:
     """The second occasion's rows when the results are the reference dataset (the committed
     file, with efficient.csv beside it, or a book's staged copy, with the copy staged beside
     it); None otherwise (a book from one's own sweep has one occasion)."""
-    results = Path(results)
-    is_reference = results.resolve().parts[-len(dataset.RESULTS.parts) :] == dataset.RESULTS.parts
-    second = results.parent / SECOND.name if is_reference else staged_name(results)
-    return data.load(second) if second.exists() else None
+    return occasion(results, "second")
+
+
+def others(results: str | Path) -> list[pd.DataFrame]:
+    """The rows of every occasion besides the reference's that these results have, in order."""
+    return [o for o in (occasion(results, which) for which in OTHERS) if o is not None]
 
 
 def moved(first: pd.DataFrame, second: pd.DataFrame, paths: int) -> pd.DataFrame:
@@ -53,6 +79,26 @@ def moved(first: pd.DataFrame, second: pd.DataFrame, paths: int) -> pd.DataFrame
                                         "inside"])  # fmt: skip
     order = table["framework"].map(FRAMEWORKS.index)
     return table.iloc[order.argsort(kind="stable")].reset_index(drop=True)
+
+
+def travel_table(table: pd.DataFrame, third: pd.DataFrame | None = None) -> pd.DataFrame:
+    """A moved table as the chapter shows it: each ratio with its spread on the first and second
+    occasions, the second's over the first's and, with a third occasion, its ratio at the same
+    N ('–' where it measured none)."""
+    shown = pd.DataFrame({
+        "framework": table["framework"].map(FRAMEWORK_NAMES), "strategy": table["strategy"],
+        "first occasion": table["first"].map(ratio_cell),
+        "second occasion": table["second"].map(ratio_cell),
+        "second / first": table["moved"].map(lambda m: formats.times(m, 2)),
+    })  # fmt: skip
+    if third is not None:
+        cells = []
+        for _, r in table.iterrows():
+            same = {k: r["first"][k] for k in ("framework", "strategy", "dtype", "allocator")}
+            row = queries.one(third, problem="gbm", paths=r["first"]["paths"], status="ok", **same)
+            cells.append(ratio_cell(row) if row is not None else "–")
+        shown["third occasion"] = cells
+    return shown
 
 
 def factors(table: pd.DataFrame) -> pd.Series:
@@ -150,3 +196,86 @@ def coverage(first: pd.DataFrame, table: pd.DataFrame | None, paths: int | None)
         return f"all but {blocked} {count}"
     names = [f"{FRAMEWORK_NAMES[fw]}'s {s}" for fw, s in missing]
     return f"all but {formats.listing(names)} {count}"
+
+
+def processor(path: str | Path | None) -> str | None:
+    """The processor a sweep recorded in its metadata: 'AMD EPYC family 25 model 17,
+    avx512f'; None where it recorded no more than the model's name, or there is no file."""
+    if path is None:
+        return None
+    meta = store.read_meta(Path(path))
+    detail, name = meta.get("cpu_detail"), meta.get("cpu")
+    if not detail:
+        return None
+    return f"{name} {detail}" if name else str(detail)
+
+
+def agreement(df: pd.DataFrame, sizes: list[int]) -> tuple[int, int, dict | None]:
+    """At these N, how many ratios timed side by side agree within AGREE of the one the warm
+    medians give (the strategy's over its simulation's), of how many, and the widest gap (row's
+    framework, strategy, paths, "factor")."""
+    agree = total = 0
+    widest = None
+    for _, row in queries.gbm(df, "strategy", status="ok").iterrows():
+        sim = queries.simulation_of(df, row)
+        side = queries.ratio(row)
+        if int(row["paths"]) not in sizes or sim is None or side is None:
+            continue
+        warm = float(row["warm_median_s"] / sim["warm_median_s"])
+        factor = max(side / warm, warm / side)
+        total += 1
+        agree += factor <= AGREE
+        if widest is None or factor > widest["factor"]:
+            widest = {"framework": row["framework"], "strategy": row["strategy"],
+                      "paths": int(row["paths"]), "factor": factor}  # fmt: skip
+    return agree, total, widest
+
+
+def _widest(widest: dict) -> str:
+    return (f"widest {formats.times(widest['factor'], 2)}, "
+            f"{FRAMEWORK_NAMES[widest['framework']]}'s {widest['strategy']} at "
+            f"{formats.count(widest['paths'])}")  # fmt: skip
+
+
+def third_sentence(first: pd.DataFrame, third: pd.DataFrame | None, machine: str | None,
+                   first_machine: str | None) -> str:  # fmt: skip
+    """What a third occasion, on a machine whose processor its sweep recorded, says: how far its
+    ratios moved from the reference's at each N, and whether its two measures of a ratio (side by
+    side, and from the warm medians) agree where the reference's did not; '' without one."""
+    if third is None:
+        return ""
+    sizes = [int(n) for n in sorted(set(third["paths"].dropna()))]
+    tables = {n: moved(first, third, n) for n in sizes}
+    tables = {n: t for n, t in tables.items() if len(t)}
+    if not tables:
+        return "A third occasion is in this build, but none of its ratios is in the dataset."
+    where = f"on {machine}" if machine else "on another machine"
+    if machine and not first_machine:
+        where += " (the dataset's: not recorded)"
+    moves = []
+    for n, t in tables.items():
+        top = largest_move(t)
+        moves.append(
+            f"{top['factor']:.2f}× at {formats.count(n)} ("
+            f"{FRAMEWORK_NAMES[top['framework']]}'s {top['strategy']}: "
+            f"{formats.times(top['first']['ratio_median'], 2)} then "
+            f"{formats.times(top['second']['ratio_median'], 2)})"
+        )
+    both = pd.concat(tables.values())
+    out = int((~both["inside"]).sum())
+    sizes_said = formats.listing([formats.count(n) for n in tables])
+    said = (
+        f"A third occasion, {where}, measured the same cases at N = {sizes_said} "
+        f"(book/reference/{THIRD.name}): its ratios moved by up to {formats.listing(moves)}; "
+        f"{out} of its {len(both)} {'median lies' if out == 1 else 'medians lie'} outside the "
+        "dataset's spread."
+    )
+    agree, total, widest = agreement(third, list(tables))
+    ref_agree, ref_total, ref_widest = agreement(first, list(tables))
+    if total and ref_total:
+        said += (
+            f" Side by side and from the warm medians, its ratios agree within {AGREE:g}× in "
+            f"{agree} of {total} ({_widest(widest)}), the dataset's in {ref_agree} of "
+            f"{ref_total} ({_widest(ref_widest)})."
+        )
+    return said

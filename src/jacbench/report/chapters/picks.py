@@ -1,8 +1,9 @@
 """What to use (chapter 6), the picks: per framework, Jacobian shape and regime (the question's
 size, the largest unblocked, the largest where only blocked forms ran), the fastest candidate,
 named alone only where the data rank it (its next one's fastest warm call slower than its
-median, the medians further apart than the framework's ratios moved between the two occasions,
-no call under a millisecond ranked), and the decision table built from them."""
+median, the medians further apart than the framework's ratios moved between the reference and
+another occasion, no call under a millisecond ranked), and the decision table built from
+them."""
 
 from __future__ import annotations
 
@@ -83,42 +84,64 @@ QUESTION_SIZE, IN_MEMORY, BEYOND, LARGEST = (
 MOST_NAMED = 3
 
 
-def margins(first: pd.DataFrame, second: pd.DataFrame | None) -> dict[str, float]:
+def _occasions(others) -> list[pd.DataFrame]:
+    """Other occasions as a list: None, one occasion's rows, or several."""
+    if others is None:
+        return []
+    listed = [others] if isinstance(others, pd.DataFrame) else others
+    return [o for o in listed if o is not None and not o.empty]
+
+
+def _moved_tables(first: pd.DataFrame, others) -> list[tuple[int, pd.DataFrame]]:
+    """occasions.moved for every other occasion at each of its N where some ratio was measured
+    on both: (N, table)."""
+    tables = []
+    for other in _occasions(others):
+        for n in sorted(set(other["paths"].dropna())):
+            table = occasions.moved(first, other, int(n))
+            if len(table):
+                tables.append((int(n), table))
+    return tables
+
+
+def margins(first: pd.DataFrame, others) -> dict[str, float]:
     """How many times faster one strategy's warm median must be than another's for the book to
     rank them, per framework: the largest factor by which one of that framework's side-by-side
-    ratios moved between the two occasions (occasions.moved at every N of the second; any
-    framework's largest for one with none there); 1 for every framework with one occasion."""
-    if second is None or second.empty:
+    ratios moved between the reference and any other occasion (occasions.moved at every N of
+    each; others: one occasion's rows or a list of them; any framework's largest for one with
+    none there); 1 for every framework with one occasion."""
+    tables = _moved_tables(first, others)
+    if not tables:
         return dict.fromkeys(AD_FRAMEWORKS, 1.0)
-    tables = [occasions.moved(first, second, int(n)) for n in sorted(set(second["paths"].dropna()))]
-    moved = pd.concat([t for t in tables if len(t)]) if any(len(t) for t in tables) else None
-    if moved is None:
-        return dict.fromkeys(AD_FRAMEWORKS, 1.0)
+    moved = pd.concat([t for _, t in tables])
     factor = occasions.factors(moved)
     overall = float(factor.max())
     by = factor.groupby(moved["framework"]).max()
     return {fw: float(by.get(fw, overall)) for fw in AD_FRAMEWORKS}
 
 
-def margins_basis(first: pd.DataFrame, second: pd.DataFrame | None) -> str:
-    """Where margins come from and where they are applied: 'These margins (PyTorch 1.094×,
-    TensorFlow 1.894×, JAX 1.147×) were measured on the GBM's time-over-simulation ratios at
-    N = 1,000,000 only, and are applied here at every size and to the wide Jacobian and the
-    Hessians as well.'; with one occasion, that every margin is 1."""
-    if second is None or second.empty:
+def margins_basis(first: pd.DataFrame, others) -> str:
+    """Where margins come from and where they are applied: 'These margins, how far apart two
+    medians must be (PyTorch 1.094×, TensorFlow 1.894×, JAX 1.147×), were measured on the GBM's
+    time-over-simulation ratios at N = 1,000,000 on two occasions besides the dataset's, and are
+    applied here at every size ...'; with one occasion, that every margin is 1."""
+    count = len(_occasions(others))
+    if not count:
         return "With one occasion in this build, every margin is 1: the warm calls alone decide."
-    sizes = [int(n) for n in sorted(set(second["paths"].dropna()))
-             if len(occasions.moved(first, second, int(n)))]  # fmt: skip
-    if not sizes:
+    tables = _moved_tables(first, others)
+    if not tables:
         return "No ratio was measured on both occasions, so every margin is 1."
-    by = margins(first, second)
+    by = margins(first, others)
     said = ", ".join(f"{FRAMEWORK_NAMES[fw]} {formats.times(by[fw], 3)}" for fw in AD_FRAMEWORKS)
-    named = [f"{n:,}" for n in sizes]
-    at = f"{named[0]} only" if len(named) == 1 else ", ".join(named[:-1]) + f" and {named[-1]}"
+    sizes = [f"{n:,}" for n in sorted({n for n, _ in tables})]
+    at = f"{sizes[0]} only" if len(sizes) == 1 else formats.listing(sizes)
+    words = {1: "one occasion", 2: "two occasions", 3: "three occasions"}
+    besides = words.get(count, f"{formats.count(count)} occasions")
     return (
-        f"These margins, how far apart two medians must be ({said}), were measured on the "
-        f"GBM's time-over-simulation ratios at N = {at}, and are applied here at every size "
-        "and to the wide Jacobian and the Hessians as well."
+        f"These margins, how far apart two medians must be ({said}), are the largest moves of "
+        f"the GBM's time-over-simulation ratios, measured at N = {at} on {besides} besides the "
+        "dataset's, and are applied here at every size and to the wide Jacobian and the "
+        "Hessians as well."
     )
 
 
