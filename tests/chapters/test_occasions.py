@@ -194,3 +194,29 @@ def test_a_third_occasion_says_how_far_it_moved_and_whether_its_measures_agree(s
     assert "third occasion" not in occasions.travel_table(table).columns
     none = occasions.travel_table(table, third[third["paths"] != 1000])
     assert set(none["third occasion"]) == {"–"}
+
+
+def test_how_far_absolute_times_moved_on_another_processor(small):
+    assert occasions.times_elsewhere(small, None, None) == ""
+    other = small[small["paths"] == 1000].copy()
+    # PyTorch's calls twice as long there, the others as here; the ratios as they were.
+    other.loc[other["framework"] == "torch", "warm_median_s"] *= 2.0
+    said = occasions.times_elsewhere(small, other, "AMD EPYC family 9")
+    assert said.startswith(
+        "Measured again on AMD EPYC family 9 (the third occasion of the GBM chapter's ratios, "
+        "book/reference/ratios.csv), the same cases at N = 1,000 took, warm, against this "
+        "dataset's times: PyTorch 2.00× to 2.00× (median 2.00×), TensorFlow 1.00× to 1.00× "
+        "(median 1.00×), JAX 1.00× to 1.00× (median 1.00×) and numpy 1.00× to 1.00× "
+        "(median 1.00×). A warm time moved by up to 2.00× (PyTorch's "
+    )
+    assert said.endswith(
+        ", a ratio to a simulation timed beside it by up to 1.00×: absolute times are the "
+        "measuring machine's, and the ratios moved less between machines."
+    )
+    # Ratios that moved as far as the times: not said to travel better.
+    other["ratio_median"] *= 3.0
+    said = occasions.times_elsewhere(small, other, None)
+    assert "on another machine of this kind" in said
+    assert said.endswith(", a ratio to a simulation timed beside it by as much or more (3.00×).")
+    # No case in common: nothing to say.
+    assert occasions.times_elsewhere(small, other.assign(paths=7), None) == ""

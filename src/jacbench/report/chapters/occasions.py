@@ -279,3 +279,54 @@ def third_sentence(first: pd.DataFrame, third: pd.DataFrame | None, machine: str
             f"{ref_total} ({_widest(ref_widest)})."
         )
     return said
+
+
+def times_elsewhere(first: pd.DataFrame, other: pd.DataFrame | None, machine: str | None) -> str:
+    """How the warm times of an occasion on another processor compare with the dataset's, framework
+    by framework, over every case both measured ('PyTorch 0.82× to 1.35× (median 0.95×), ...'),
+    and the furthest a warm time moved beside the furthest a side-by-side ratio moved; '' without
+    the occasion or a case in common."""
+    if other is None:
+        return ""
+    rows = []
+    for _, b in queries.gbm(other, status="ok").iterrows():
+        same = {k: b[k] for k in ("framework", "strategy", "target", "dtype", "allocator")}
+        a = queries.one(first, problem="gbm", paths=b["paths"], status="ok", **same)
+        if a is not None and a["warm_median_s"] > 0:
+            factor = float(b["warm_median_s"] / a["warm_median_s"])
+            rows.append((b["framework"], b["strategy"], int(b["paths"]), factor))
+    if not rows:
+        return ""
+    table = pd.DataFrame(rows, columns=["framework", "strategy", "paths", "factor"])
+    said = [
+        f"{FRAMEWORK_NAMES.get(fw, fw)} {formats.times(f.min(), 2)} to {formats.times(f.max(), 2)} "
+        f"(median {formats.times(f.median(), 2)})"
+        for fw, f in sorted(table.groupby("framework")["factor"],
+                            key=lambda item: FRAMEWORKS.index(item[0]))
+    ]  # fmt: skip
+    sizes = sorted(set(table["paths"]))
+    where = f"on {machine}" if machine else "on another machine of this kind"
+    text = (
+        f"Measured again {where} (the third occasion of the GBM chapter's ratios, "
+        f"book/reference/{THIRD.name}), the same cases at N = "
+        f"{formats.listing([formats.count(n) for n in sizes])} took, warm, against this "
+        f"dataset's times: {formats.listing(said)}."
+    )
+    either = table["factor"].map(lambda m: max(m, 1 / m))
+    top = table.loc[either.idxmax()]
+    ratios = [moved(first, other, n) for n in sizes]
+    ratios = pd.concat([t for t in ratios if len(t)]) if any(len(t) for t in ratios) else None
+    ratio_top = float(factors(ratios).max()) if ratios is not None else None
+    text += (f" A warm time moved by up to {either.max():.2f}× "
+             f"({FRAMEWORK_NAMES.get(top['framework'], top['framework'])}'s {top['strategy']} at "
+             f"{formats.count(top['paths'])})")  # fmt: skip
+    if ratio_top is None:
+        return text + "."
+    if ratio_top < either.max():
+        return text + (
+            f", a ratio to a simulation timed beside it by up to {ratio_top:.2f}×: absolute "
+            "times are the measuring machine's, and the ratios moved less between machines."
+        )
+    return (
+        text + f", a ratio to a simulation timed beside it by as much or more ({ratio_top:.2f}×)."
+    )
