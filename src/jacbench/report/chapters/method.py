@@ -208,13 +208,13 @@ def mapping_costs(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _off(a, b) -> float:
-    """How far apart two ratios are, as a factor (1 for equal)."""
+def apart(a, b) -> float:
+    """How far apart two ratios are, as a factor either way (1 for equal, 2 for double or half)."""
     return max(a / b, b / a)
 
 
 def _disagree(a, b) -> bool:
-    return not (formats.missing(a) or formats.missing(b)) and _off(a, b) > AGREE
+    return not (formats.missing(a) or formats.missing(b)) and apart(a, b) > AGREE
 
 
 def _group_sentence(rows: pd.DataFrame) -> str:
@@ -263,7 +263,7 @@ def _settled_sentence(rows: pd.DataFrame) -> str:
             continue
         # The one to read is the nearer to what both give without mappings.
         settled = (r["heap_ratio"] * r["heap_warm_ratio"]) ** 0.5
-        if _off(r["glibc_ratio"], settled) >= _off(r["glibc_warm_ratio"], settled):
+        if apart(r["glibc_ratio"], settled) >= apart(r["glibc_warm_ratio"], settled):
             continue
         faults = ""
         if not any(formats.missing(r[c]) for c in ("glibc_sim_faults", "glibc_pair_faults")):

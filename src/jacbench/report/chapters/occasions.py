@@ -12,7 +12,7 @@ from jacbench.constants import FRAMEWORK_NAMES, FRAMEWORKS
 from jacbench.measure import store
 from jacbench.report import data, dataset, formats, queries
 from jacbench.report.chapters.gbm import ratio_cell
-from jacbench.report.chapters.method import AGREE
+from jacbench.report.chapters.method import AGREE, apart
 from jacbench.strategies import registry
 
 # The other occasions: cases of the reference dataset measured again, in other sessions, beside
@@ -81,6 +81,12 @@ def moved(first: pd.DataFrame, second: pd.DataFrame, paths: int) -> pd.DataFrame
     return table.iloc[order.argsort(kind="stable")].reset_index(drop=True)
 
 
+def moved_by_n(first: pd.DataFrame, other: pd.DataFrame) -> dict[int, pd.DataFrame]:
+    """moved at each N of another occasion where some ratio was measured on both, by N."""
+    tables = {int(n): moved(first, other, int(n)) for n in sorted(set(other["paths"].dropna()))}
+    return {n: t for n, t in tables.items() if len(t)}
+
+
 def travel_table(table: pd.DataFrame, third: pd.DataFrame | None = None) -> pd.DataFrame:
     """A moved table as the chapter shows it: each ratio with its spread on the first and second
     occasions, the second's over the first's and, with a third occasion, its ratio at the same
@@ -104,7 +110,7 @@ def travel_table(table: pd.DataFrame, third: pd.DataFrame | None = None) -> pd.D
 def factors(table: pd.DataFrame) -> pd.Series:
     """How far each ratio of a moved table travelled, either way: at least 1 (1.3 for a ratio
     30 % higher or 23 % lower)."""
-    return table["moved"].map(lambda m: max(m, 1 / m))
+    return table["moved"].map(lambda m: apart(m, 1.0))
 
 
 def largest_move(table: pd.DataFrame) -> dict | None:
@@ -222,7 +228,7 @@ def agreement(df: pd.DataFrame, sizes: list[int]) -> tuple[int, int, dict | None
         if int(row["paths"]) not in sizes or sim is None or side is None:
             continue
         warm = float(row["warm_median_s"] / sim["warm_median_s"])
-        factor = max(side / warm, warm / side)
+        factor = apart(side, warm)
         total += 1
         agree += factor <= AGREE
         if widest is None or factor > widest["factor"]:
@@ -244,9 +250,7 @@ def third_sentence(first: pd.DataFrame, third: pd.DataFrame | None, machine: str
     side, and from the warm medians) agree where the reference's did not; '' without one."""
     if third is None:
         return ""
-    sizes = [int(n) for n in sorted(set(third["paths"].dropna()))]
-    tables = {n: moved(first, third, n) for n in sizes}
-    tables = {n: t for n, t in tables.items() if len(t)}
+    tables = moved_by_n(first, third)
     if not tables:
         return "A third occasion is in this build, but none of its ratios is in the dataset."
     where = f"on {machine}" if machine else "on another machine"
@@ -312,11 +316,10 @@ def times_elsewhere(first: pd.DataFrame, other: pd.DataFrame | None, machine: st
         f"{formats.listing([formats.count(n) for n in sizes])} took, warm, against this "
         f"dataset's times: {formats.listing(said)}."
     )
-    either = table["factor"].map(lambda m: max(m, 1 / m))
+    either = table["factor"].map(lambda m: apart(m, 1.0))
     top = table.loc[either.idxmax()]
-    ratios = [moved(first, other, n) for n in sizes]
-    ratios = pd.concat([t for t in ratios if len(t)]) if any(len(t) for t in ratios) else None
-    ratio_top = float(factors(ratios).max()) if ratios is not None else None
+    ratios = list(moved_by_n(first, other).values())
+    ratio_top = float(factors(pd.concat(ratios)).max()) if ratios else None
     text += (f" A warm time moved by up to {either.max():.2f}× "
              f"({FRAMEWORK_NAMES.get(top['framework'], top['framework'])}'s {top['strategy']} at "
              f"{formats.count(top['paths'])})")  # fmt: skip

@@ -95,13 +95,19 @@ def _occasions(others) -> list[pd.DataFrame]:
 def _moved_tables(first: pd.DataFrame, others) -> list[tuple[int, pd.DataFrame]]:
     """occasions.moved for every other occasion at each of its N where some ratio was measured
     on both: (N, table)."""
-    tables = []
-    for other in _occasions(others):
-        for n in sorted(set(other["paths"].dropna())):
-            table = occasions.moved(first, other, int(n))
-            if len(table):
-                tables.append((int(n), table))
-    return tables
+    return [item for other in _occasions(others)
+            for item in occasions.moved_by_n(first, other).items()]  # fmt: skip
+
+
+def _margins(tables: list[tuple[int, pd.DataFrame]]) -> dict[str, float]:
+    """margins from the moved tables of every other occasion."""
+    if not tables:
+        return dict.fromkeys(AD_FRAMEWORKS, 1.0)
+    moved = pd.concat([t for _, t in tables])
+    factor = occasions.factors(moved)
+    overall = float(factor.max())
+    by = factor.groupby(moved["framework"]).max()
+    return {fw: float(by.get(fw, overall)) for fw in AD_FRAMEWORKS}
 
 
 def margins(first: pd.DataFrame, others) -> dict[str, float]:
@@ -110,14 +116,7 @@ def margins(first: pd.DataFrame, others) -> dict[str, float]:
     ratios moved between the reference and any other occasion (occasions.moved at every N of
     each; others: one occasion's rows or a list of them; any framework's largest for one with
     none there); 1 for every framework with one occasion."""
-    tables = _moved_tables(first, others)
-    if not tables:
-        return dict.fromkeys(AD_FRAMEWORKS, 1.0)
-    moved = pd.concat([t for _, t in tables])
-    factor = occasions.factors(moved)
-    overall = float(factor.max())
-    by = factor.groupby(moved["framework"]).max()
-    return {fw: float(by.get(fw, overall)) for fw in AD_FRAMEWORKS}
+    return _margins(_moved_tables(first, others))
 
 
 def margins_basis(first: pd.DataFrame, others) -> str:
@@ -131,7 +130,7 @@ def margins_basis(first: pd.DataFrame, others) -> str:
     tables = _moved_tables(first, others)
     if not tables:
         return "No ratio was measured on both occasions, so every margin is 1."
-    by = margins(first, others)
+    by = _margins(tables)
     said = ", ".join(f"{FRAMEWORK_NAMES[fw]} {formats.times(by[fw], 3)}" for fw in AD_FRAMEWORKS)
     sizes = [f"{n:,}" for n in sorted({n for n, _ in tables})]
     at = f"{sizes[0]} only" if len(sizes) == 1 else formats.listing(sizes)
