@@ -179,11 +179,20 @@ def test_a_third_occasion_says_how_far_it_moved_and_whether_its_measures_agree(s
         f"its ratios agree within 1.5× in {agree} of {total} (widest 3.00×, PyTorch's jvp "
         f"at 1,000), the dataset's in {ref_agree} of {ref_total} (widest "
     ) in said
-    # Where both recorded the processor, nothing is said of the dataset's; with none, 'another'.
-    assert "not recorded" not in occasions.third_sentence(
-        small, third, "AMD EPYC family 9", "AMD EPYC"
+    # Where both recorded a processor, the dataset's is named beside it, or said to be the same;
+    # where the occasion's sweep recorded none, 'another machine'.
+    assert occasions.third_sentence(
+        small, third, "AMD EPYC family 9", "AMD EPYC family 7"
+    ).startswith(
+        "A third occasion, on AMD EPYC family 9 (the dataset's: AMD EPYC family 7), measured"
     )
-    assert "A third occasion, on another machine, measured" in " ".join(
+    assert occasions.third_sentence(
+        small, third, "AMD EPYC family 9", "AMD EPYC family 9"
+    ).startswith(
+        "A third occasion, in another session on the dataset's processor (AMD EPYC family 9), "
+        "measured the same cases"
+    )
+    assert "A third occasion, on another machine of this kind, measured" in " ".join(
         occasions.third_sentence(small, third, None, None).split()
     )
     # Its ratios in the chapter's table, beside the two occasions'; '–' where it has none.
@@ -196,22 +205,32 @@ def test_a_third_occasion_says_how_far_it_moved_and_whether_its_measures_agree(s
     assert set(none["third occasion"]) == {"–"}
 
 
-def test_how_far_absolute_times_moved_on_another_processor(small):
+def test_how_far_absolute_times_moved_in_another_session(small):
     assert occasions.times_elsewhere(small, None, None) == ""
     other = small[small["paths"] == 1000].copy()
     # PyTorch's calls twice as long there, the others as here; the ratios as they were.
     other.loc[other["framework"] == "torch", "warm_median_s"] *= 2.0
     said = occasions.times_elsewhere(small, other, "AMD EPYC family 9")
     assert said.startswith(
-        "Measured again on AMD EPYC family 9 (the third occasion of the GBM chapter's ratios, "
-        "book/reference/ratios.csv), the same cases at N = 1,000 took, warm, against this "
-        "dataset's times: PyTorch 2.00× to 2.00× (median 2.00×), TensorFlow 1.00× to 1.00× "
-        "(median 1.00×), JAX 1.00× to 1.00× (median 1.00×) and numpy 1.00× to 1.00× "
-        "(median 1.00×). A warm time moved by up to 2.00× (PyTorch's "
+        "Measured again on AMD EPYC family 9 (the dataset's: not recorded), as the third "
+        "occasion of the GBM chapter's ratios (book/reference/ratios.csv), the same cases at "
+        "N = 1,000 took, warm, against this dataset's times: PyTorch 2.00× to 2.00× (median "
+        "2.00×), TensorFlow 1.00× to 1.00× (median 1.00×), JAX 1.00× to 1.00× (median 1.00×) "
+        "and numpy 1.00× to 1.00× (median 1.00×). A warm time moved by up to 2.00× (PyTorch's "
     )
     assert said.endswith(
         ", a ratio to a simulation timed beside it by up to 1.00×: absolute times are the "
         "measuring machine's, and the ratios moved less between machines."
+    )
+    # On the dataset's own processor, in another session: said so, and what moved between them.
+    same = occasions.times_elsewhere(small, other, "AMD EPYC family 9", "AMD EPYC family 9")
+    assert same.startswith(
+        "Measured again in another session on the dataset's processor (AMD EPYC family 9), as "
+        "the third occasion"
+    )
+    assert same.endswith(
+        "up to 1.00×: absolute times moved more between two sessions on one processor than the "
+        "ratios did."
     )
     # Ratios that moved as far as the times: not said to travel better.
     other["ratio_median"] *= 3.0

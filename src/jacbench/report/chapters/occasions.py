@@ -243,6 +243,18 @@ def _widest(widest: dict) -> str:
             f"{formats.count(widest['paths'])}")  # fmt: skip
 
 
+def measured_where(machine: str | None, first_machine: str | None) -> str:
+    """Where an occasion was measured, against the dataset's processor, as its sentences say it:
+    'on AMD EPYC family 25 model 17, avx512f (the dataset's: not recorded)', 'in another session
+    on the dataset's processor (...)', or 'on another machine of this kind' where its sweep
+    recorded none."""
+    if not machine:
+        return "on another machine of this kind"
+    if machine == first_machine:
+        return f"in another session on the dataset's processor ({machine})"
+    return f"on {machine} (the dataset's: {first_machine or 'not recorded'})"
+
+
 def third_sentence(first: pd.DataFrame, third: pd.DataFrame | None, machine: str | None,
                    first_machine: str | None) -> str:  # fmt: skip
     """What a third occasion, on a machine whose processor its sweep recorded, says: how far its
@@ -253,9 +265,7 @@ def third_sentence(first: pd.DataFrame, third: pd.DataFrame | None, machine: str
     tables = moved_by_n(first, third)
     if not tables:
         return "A third occasion is in this build, but none of its ratios is in the dataset."
-    where = f"on {machine}" if machine else "on another machine"
-    if machine and not first_machine:
-        where += " (the dataset's: not recorded)"
+    where = measured_where(machine, first_machine)
     moves = []
     for n, t in tables.items():
         top = largest_move(t)
@@ -285,11 +295,13 @@ def third_sentence(first: pd.DataFrame, third: pd.DataFrame | None, machine: str
     return said
 
 
-def times_elsewhere(first: pd.DataFrame, other: pd.DataFrame | None, machine: str | None) -> str:
-    """How the warm times of an occasion on another processor compare with the dataset's, framework
-    by framework, over every case both measured ('PyTorch 0.82× to 1.35× (median 0.95×), ...'),
-    and the furthest a warm time moved beside the furthest a side-by-side ratio moved; '' without
-    the occasion or a case in common."""
+def times_elsewhere(first: pd.DataFrame, other: pd.DataFrame | None, machine: str | None,
+                    first_machine: str | None = None) -> str:  # fmt: skip
+    """How the warm times of an occasion measured in another session (on the processor its sweep
+    recorded, the dataset's or another) compare with the dataset's, framework by framework, over
+    every case both measured ('PyTorch 0.82× to 1.35× (median 0.95×), ...'), and the furthest a
+    warm time moved beside the furthest a side-by-side ratio moved; '' without the occasion or a
+    case in common."""
     if other is None:
         return ""
     rows = []
@@ -309,10 +321,9 @@ def times_elsewhere(first: pd.DataFrame, other: pd.DataFrame | None, machine: st
                             key=lambda item: FRAMEWORKS.index(item[0]))
     ]  # fmt: skip
     sizes = sorted(set(table["paths"]))
-    where = f"on {machine}" if machine else "on another machine of this kind"
     text = (
-        f"Measured again {where} (the third occasion of the GBM chapter's ratios, "
-        f"book/reference/{THIRD.name}), the same cases at N = "
+        f"Measured again {measured_where(machine, first_machine)}, as the third occasion of the "
+        f"GBM chapter's ratios (book/reference/{THIRD.name}), the same cases at N = "
         f"{formats.listing([formats.count(n) for n in sizes])} took, warm, against this "
         f"dataset's times: {formats.listing(said)}."
     )
@@ -327,9 +338,12 @@ def times_elsewhere(first: pd.DataFrame, other: pd.DataFrame | None, machine: st
         return text + "."
     if ratio_top < either.max():
         return text + (
-            f", a ratio to a simulation timed beside it by up to {ratio_top:.2f}×: absolute "
-            "times are the measuring machine's, and the ratios moved less between machines."
-        )
+            f", a ratio to a simulation timed beside it by up to {ratio_top:.2f}×: "
+            + ("absolute times moved more between two sessions on one processor than the "
+               "ratios did." if machine and machine == first_machine else
+               "absolute times are the measuring machine's, and the ratios moved less between "
+               "machines.")
+        )  # fmt: skip
     return (
         text + f", a ratio to a simulation timed beside it by as much or more ({ratio_top:.2f}×)."
     )
