@@ -90,6 +90,15 @@ def test_a_ranking_just_past_the_margin_is_said_so(small):
         "slower than vectorizing them (jacrev by 1.10×, just past the margin of 1.094×)"
     )
     assert wl.thin_wins(df, N, "torch", 1.0) == {}
+    # The loop beating one form thinly and losing to another: the note stays with its clause.
+    df = _timed(small, "torch", {"grad-loop": 0.0110, "batched-backward": 0.0121,
+                                 "jacrev": 0.0073, "functional-vectorized": 0.0073})  # fmt: skip
+    thin = wl.thin_wins(df, N, "torch", 1.094)
+    assert thin == {"batched-backward": pytest.approx(1.1)}
+    assert wl.loop_verdict(wl.outcomes(df, N, "torch", 1.094), thin, 1.094) == (
+        "faster than batched-backward (by 1.10×, just past the margin of 1.094×), slower than "
+        "functional-vectorized and jacrev"
+    )
 
 
 def test_tensorflow_s_loop_over_its_compiled_call_at_n_and_over_every_n(small):

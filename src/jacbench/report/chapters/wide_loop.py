@@ -85,7 +85,8 @@ def loop_verdict(found: dict, thin: dict | None = None, margin: float = 1.0) -> 
     than ...', 'about as fast as ... (within the noise of the measurement)', 'not ranked against
     vectorizing them (every call is under a millisecond)' where every form agrees, else each
     kind with its forms named ('faster than batched-backward, slower than jacrev'); a form in
-    thin (thin_wins) is said to be just past the margin; NOT_MEASURED where none was compared."""
+    thin (thin_wins) is said to be just past the margin, in the clause that names it;
+    NOT_MEASURED where none was compared."""
     if not found:
         return NOT_MEASURED
     kinds = set(found.values())
@@ -100,14 +101,21 @@ def loop_verdict(found: dict, thin: dict | None = None, margin: float = 1.0) -> 
         names = [name for name, k in found.items() if k == kind]
         if names:
             quick = " (both under a millisecond)" if kind == UNRANKED else ""
-            parts.append(f"{words} {' and '.join(names)}{quick}")
-    return ", ".join(parts) + _thin(thin, margin)
+            # A thin ranking is said in the clause that makes it, not after the last one.
+            here = {name: r for name, r in (thin or {}).items() if name in names}
+            thin_said = _thin(here, margin, named=len(names) > 1)
+            parts.append(f"{words} {' and '.join(names)}{quick}{thin_said}")
+    return ", ".join(parts)
 
 
-def _thin(thin: dict | None, margin: float) -> str:
+def _thin(thin: dict | None, margin: float, named: bool = True) -> str:
+    """' (jacrev by 1.10×, just past the margin of 1.094×)'; without the name where its clause
+    names one form only; '' for no thin ranking."""
     if not thin:
         return ""
-    by = formats.listing([f"{name} by {formats.times(r, 2)}" for name, r in thin.items()])
+    by = formats.listing(
+        [f"{name + ' ' if named else ''}by {formats.times(r, 2)}" for name, r in thin.items()]
+    )
     return f" ({by}, just past the margin of {formats.times(margin, 3)})"
 
 
