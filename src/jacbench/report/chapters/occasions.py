@@ -243,6 +243,11 @@ def _widest(widest: dict) -> str:
             f"{formats.count(widest['paths'])}")  # fmt: skip
 
 
+def same_processor(machine: str | None, first_machine: str | None) -> bool:
+    """Whether an occasion's sweep recorded the processor the dataset's sweep recorded."""
+    return bool(machine) and machine == first_machine
+
+
 def measured_where(machine: str | None, first_machine: str | None) -> str:
     """Where an occasion was measured, against the dataset's processor, as its sentences say it:
     'on AMD EPYC family 25 model 17, avx512f (the dataset's: not recorded)', 'in another session
@@ -250,7 +255,7 @@ def measured_where(machine: str | None, first_machine: str | None) -> str:
     recorded none."""
     if not machine:
         return "on another machine of this kind"
-    if machine == first_machine:
+    if same_processor(machine, first_machine):
         return f"in another session on the dataset's processor ({machine})"
     return f"on {machine} (the dataset's: {first_machine or 'not recorded'})"
 
@@ -340,7 +345,7 @@ def times_elsewhere(first: pd.DataFrame, other: pd.DataFrame | None, machine: st
         return text + (
             f", a ratio to a simulation timed beside it by up to {ratio_top:.2f}×: "
             + ("absolute times moved more between two sessions on one processor than the "
-               "ratios did." if machine and machine == first_machine else
+               "ratios did." if same_processor(machine, first_machine) else
                "absolute times are the measuring machine's, and the ratios moved less between "
                "machines.")
         )  # fmt: skip
