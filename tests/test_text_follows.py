@@ -1,7 +1,7 @@
 """The chapters' sentences follow the data: a chapter executed on the reference dataset and on a
 copy that says something else (the pick slowed down, a size removed) prints what each copy says.
 
-The function-level tests (tests/chapters) check each claim on hand-written rows; this checks the
+The function-level tests (tests/legacy) check each claim on hand-written rows; this checks the
 chapter itself, as the book runs it, reads those functions' answers from the data it is given."""
 
 from __future__ import annotations

@@ -1,1 +1,0 @@
-"""Tests of the chapters' computations (report.chapters), one file per module."""

@@ -27,7 +27,7 @@ from jacbench.publish.execution import BookError, declared, execute, execute_all
 from jacbench.publish.execution import say as _say
 from jacbench.publish.parameters import checkout_root, parse_parameters
 from jacbench.report import dataset
-from jacbench.report.chapters import occasions
+from jacbench.report.legacy import occasions
 
 # The chapters in reading order, as _toc.yml lists them: notebooks/NAME.md each.
 NOTEBOOKS = (

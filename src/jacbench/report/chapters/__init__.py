@@ -1,3 +1,2 @@
-"""One module per chapter that computes something: the numbers, picks and verdicts its prose
-states, each read from the rows by a function with fast tests (tests/chapters). A notebook cell
-only lays out what these return: one table, one figure or one glued value."""
+"""One package per chapter: the facts its prose states (a frozen dataclass of numbers, names and
+flags computed from the rows, tested numerically), never its sentences."""

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from jacbench.report import queries
-from jacbench.report.chapters import scaling
-from tests.chapters.rows import at, copy, edit
+from jacbench.report.legacy import scaling
+from tests.legacy.rows import at, copy, edit
 
 
 def _jvp(df):

@@ -1,4 +1,4 @@
-"""The wide chapter's readings of the results (report.chapters.wide), on the committed fixture
+"""The wide chapter's readings of the results (report.legacy.wide), on the committed fixture
 and on rows edited from it: the strategies at the question's n, the loop of gradients against
 its vectorized forms, create_graph, the Hessians, the Greeks and the tall-to-wide crossover."""
 
@@ -7,8 +7,8 @@ import pytest
 
 from jacbench.measure import crossover as tall_to_wide
 from jacbench.report import formats, queries
-from jacbench.report.chapters import greeks as gk
-from jacbench.report.chapters import (
+from jacbench.report.legacy import greeks as gk
+from jacbench.report.legacy import (
     tall_wide,
     third_answer,
     wide,

@@ -1,4 +1,4 @@
-"""How the wide chapter's times grow with n (report.chapters.wide_growth): slopes between
+"""How the wide chapter's times grow with n (report.legacy.wide_growth): slopes between
 consecutive sizes, read against the arithmetic, with the page faults that come with growth
 beyond it."""
 
@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from jacbench.report import formats
-from jacbench.report.chapters import wide_growth as wg
+from jacbench.report.legacy import wide_growth as wg
 
 
 def _rows(times: dict) -> pd.DataFrame:

@@ -6,9 +6,9 @@ rows edited from it."""
 import pytest
 
 from jacbench.report import formats
-from jacbench.report.chapters import caveats as cv
+from jacbench.report.legacy import caveats as cv
 from jacbench.strategies import registry
-from tests.chapters.rows import at, copy, edit
+from tests.legacy.rows import at, copy, edit
 
 NM = formats.NOT_MEASURED
 

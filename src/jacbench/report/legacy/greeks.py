@@ -9,7 +9,7 @@ import pandas as pd
 
 from jacbench.measure.targets import SecondOrderTarget
 from jacbench.report import formats, queries
-from jacbench.report.chapters.wide import warm_ratio
+from jacbench.report.legacy.wide import warm_ratio
 from jacbench.strategies import registry
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 from jacbench.constants import AD_FRAMEWORKS, ALLOCATORS, FRAMEWORK_NAMES
 from jacbench.measure.targets import SecondOrderTarget
 from jacbench.report import formats, queries
-from jacbench.report.chapters import accuracy, question, reproduced
+from jacbench.report.legacy import accuracy, question, reproduced
 from jacbench.second import registry as second
 from jacbench.strategies import registry
 

@@ -10,7 +10,7 @@ import pytest
 from jacbench.constants import GIB
 from jacbench.measure import store
 from jacbench.report import data, formats, queries
-from jacbench.report.chapters import question, reproduced
+from jacbench.report.legacy import question, reproduced
 
 # The Reproduced table's verdicts, from rows written as a sweep writes them.
 MIB = 2**20

@@ -10,7 +10,7 @@ import pandas as pd
 from jacbench.constants import ALLOCATORS, FRAMEWORK_NAMES, FRAMEWORKS
 from jacbench.problems.gbm import GBMParams
 from jacbench.report import formats, queries
-from jacbench.report.chapters.reproduced import (
+from jacbench.report.legacy.reproduced import (
     AS_ASKED,
     QUESTION_N,
     STANDARD_ONLY,

@@ -1,11 +1,11 @@
-"""The loop of gradients against its vectorized forms at every n (report.chapters.wide_loop):
+"""The loop of gradients against its vectorized forms at every n (report.legacy.wide_loop):
 the verdict at the question's n beside the other sizes, TensorFlow's loop against its compiled
 call, and the rule's advice framework by framework."""
 
 import pytest
 
-from jacbench.report.chapters import wide_loop as wl
-from tests.chapters.test_wide import NM, _timed
+from jacbench.report.legacy import wide_loop as wl
+from tests.legacy.test_wide import NM, _timed
 
 N = 100_000
 FORMS = ("functional-vectorized", "batched-backward", "jacrev")

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from jacbench.report import formats
-from jacbench.report.chapters import dense_hessians as dh
+from jacbench.report.legacy import dense_hessians as dh
 
 NM = formats.NOT_MEASURED
 GIB = 2**30

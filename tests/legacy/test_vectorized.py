@@ -10,9 +10,9 @@ import pytest
 
 from jacbench.problems.gbm import GBMParams
 from jacbench.report import formats
-from jacbench.report.chapters import vectorized
+from jacbench.report.legacy import vectorized
 from jacbench.strategies import registry
-from tests.chapters.rows import at, copy
+from tests.legacy.rows import at, copy
 
 # The hand lists the registry rule replaces (the chapter before issue 23), with the terminal-only
 # forms of vectorized reverse mode since.

@@ -13,7 +13,7 @@ import pandas as pd
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES, FRAMEWORKS
 from jacbench.problems import moments
 from jacbench.report import formats, queries
-from jacbench.report.chapters.tall_wide import (  # noqa: F401 (the chapter reads them here)
+from jacbench.report.legacy.tall_wide import (  # noqa: F401 (the chapter reads them here)
     aspect,
     aspect_range,
     aspects,

@@ -7,8 +7,8 @@ import pandas as pd
 
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
 from jacbench.report import data, formats, queries
-from jacbench.report.chapters.picks import clearly_faster
-from jacbench.report.chapters.wide import LOOP, LOOP_CREATE_GRAPH, MOMENTS, _ok
+from jacbench.report.legacy.picks import clearly_faster
+from jacbench.report.legacy.wide import LOOP, LOOP_CREATE_GRAPH, MOMENTS, _ok
 from jacbench.strategies import registry
 
 # --- create_graph=True ----------------------------------------------------------------------

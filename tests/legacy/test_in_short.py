@@ -4,7 +4,7 @@ say, and changes where the chapter's claim does not hold for them."""
 import pandas as pd
 
 from jacbench.report import formats
-from jacbench.report.chapters import gbm, modes, question, recommend, vectorized, wide
+from jacbench.report.legacy import gbm, modes, question, recommend, vectorized, wide
 
 GIB = 2**30
 

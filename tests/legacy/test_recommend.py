@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from jacbench.report import formats
-from jacbench.report.chapters import picks as pk
-from jacbench.report.chapters import recommend as rec
-from tests.chapters.rows import at, copy, edit
+from jacbench.report.legacy import picks as pk
+from jacbench.report.legacy import recommend as rec
+from tests.legacy.rows import at, copy, edit
 
 NM = formats.NOT_MEASURED
 

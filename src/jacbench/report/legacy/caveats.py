@@ -10,7 +10,7 @@ import pandas as pd
 
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
 from jacbench.report import formats, queries
-from jacbench.report.chapters import picks
+from jacbench.report.legacy import picks
 from jacbench.strategies import registry
 
 # An unblocked form predicted (by the model or by its measured growth) under this multiple of

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from jacbench.report import dataset, queries
-from jacbench.report.chapters import occasions
-from jacbench.report.chapters.gbm import ratio_cell
+from jacbench.report.legacy import occasions
+from jacbench.report.legacy.gbm import ratio_cell
 
 
 def _set(df, framework, strategy, paths, **values):

@@ -10,7 +10,7 @@ import pandas as pd
 from jacbench.constants import FRAMEWORK_NAMES, FRAMEWORKS
 from jacbench.problems import gbm
 from jacbench.report import formats, queries
-from jacbench.report.chapters import scaling
+from jacbench.report.legacy import scaling
 from jacbench.strategies import registry
 
 # The question's programs, as the registry names them (one per framework that has one).

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from jacbench.report import formats
-from jacbench.report.chapters import modes
+from jacbench.report.legacy import modes
 
 # The notebook's pairs: each framework's forward strategy and its vectorized reverse one.
 PAIRS = {

@@ -11,8 +11,8 @@ import pandas as pd
 from jacbench.constants import FRAMEWORK_NAMES, FRAMEWORKS
 from jacbench.measure import store
 from jacbench.report import data, dataset, formats, queries
-from jacbench.report.chapters.gbm import ratio_cell
-from jacbench.report.chapters.method import AGREE, apart
+from jacbench.report.legacy.gbm import ratio_cell
+from jacbench.report.legacy.method import AGREE, apart
 from jacbench.strategies import registry
 
 # The other occasions: cases of the reference dataset measured again, in other sessions, beside

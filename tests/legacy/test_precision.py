@@ -3,8 +3,8 @@ larger arrays take, on the fixture and on rows edited from it."""
 
 import pytest
 
-from jacbench.report.chapters import precision
-from tests.chapters.rows import at, copy, edit
+from jacbench.report.legacy import precision
+from tests.legacy.rows import at, copy, edit
 
 
 def test_float64_against_float32_per_framework(small):

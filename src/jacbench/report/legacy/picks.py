@@ -11,8 +11,8 @@ import pandas as pd
 
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
 from jacbench.report import formats, queries
-from jacbench.report.chapters import occasions, reproduced
-from jacbench.report.chapters.recommend import (
+from jacbench.report.legacy import occasions, reproduced
+from jacbench.report.legacy.recommend import (
     HESSIAN,
     SHAPES,
     SIZE,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from jacbench.report import formats, queries
-from jacbench.report.chapters.wide import _ok
+from jacbench.report.legacy.wide import _ok
 
 # The second question's third answer, timed on its CPU (IPython's %timeit, mean of 7 runs; its
 # X is not shown, the question's has n = 10^5): solution 2 (X.repeat and one backward with the

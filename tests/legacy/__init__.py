@@ -1,0 +1,1 @@
+"""Tests of the chapters' computations (report.legacy), one file per module."""
