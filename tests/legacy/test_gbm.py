@@ -10,9 +10,9 @@ import pytest
 from jacbench.constants import FRAMEWORKS
 from jacbench.measure import store
 from jacbench.report import formats
+from jacbench.report.formats import NOT_MEASURED
 from jacbench.report.legacy import accuracy, allocator, blocked, compilation, method
 from jacbench.report.legacy import gbm as chapter
-from jacbench.report.formats import NOT_MEASURED
 from jacbench.strategies import memory_model, registry
 from tests.legacy.rows import at, copy, edit
 

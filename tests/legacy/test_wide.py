@@ -7,6 +7,7 @@ import pytest
 
 from jacbench.measure import crossover as tall_to_wide
 from jacbench.report import formats, queries
+from jacbench.report.data import OVERHEAD_S
 from jacbench.report.legacy import greeks as gk
 from jacbench.report.legacy import (
     tall_wide,
@@ -16,7 +17,6 @@ from jacbench.report.legacy import (
     wide_growth,
     wide_loop,
 )
-from jacbench.report.data import OVERHEAD_S
 from jacbench.strategies import registry
 
 N = 100_000  # the question's n, at which the fixture holds moments rows

@@ -11,8 +11,8 @@ from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
 from jacbench.measure.targets import SimulationTarget
 from jacbench.problems.gbm import GBMParams
 from jacbench.report import formats, queries
-from jacbench.report.legacy import method
 from jacbench.report.formats import NOT_MEASURED
+from jacbench.report.legacy import method
 from jacbench.strategies import catalog, registry
 from jacbench.strategies.memory_model import block_paths
 

@@ -8,9 +8,9 @@ import pandas as pd
 
 from jacbench.constants import FRAMEWORK_NAMES
 from jacbench.report import formats, queries
+from jacbench.report.formats import NOT_MEASURED
 from jacbench.report.legacy.picks import clearly_faster
 from jacbench.report.legacy.wide import LOOP, _ok, vectorized_forms
-from jacbench.report.formats import NOT_MEASURED
 from jacbench.strategies import registry
 
 LOOP_FASTER = "loop"
