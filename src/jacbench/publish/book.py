@@ -27,7 +27,6 @@ from jacbench.publish.execution import BookError, declared, execute, execute_all
 from jacbench.publish.execution import say as _say
 from jacbench.publish.parameters import checkout_root, parse_parameters
 from jacbench.report import dataset
-from jacbench.report.legacy import occasions
 
 # The chapters in reading order, as _toc.yml lists them: notebooks/NAME.md each.
 NOTEBOOKS = (
@@ -37,9 +36,12 @@ NOTEBOOKS = (
     "04-gbm",
     "05-wide",
     "06-recommend",
-    "07-reproduce",
+    "07-method",
     "08-results",
 )
+# The front page: a notebook too (it glues the answer's measured price), at the book's root.
+FRONT = "index"
+FRONT_SOURCE = Path("book/index.md")
 SOURCES = (
     "_config.yml",
     "_toc.yml",
@@ -102,10 +104,10 @@ def stage_data(results: Path, staging: Path, root: Path | None = None) -> Path:
         meta = json.loads(meta_file.read_text()) if meta_file.exists() else {}
         meta["dataset"] = {"source": source, "reference": is_reference}
         meta_file.write_text(json.dumps(meta, indent=1))
-        for which, path in occasions.OTHERS.items():  # chapter 4 sets them beside the reference
+        for which, path in dataset.OTHERS.items():  # the margins read them beside the reference
             other = Path(results).parent / path.name
             if is_reference and other.exists():
-                target = staging / occasions.staged_name(staged, which)
+                target = staging / dataset.staged_name(staged, which)
                 shutil.copy2(other, target)
                 shutil.copy2(store.meta_path(other), store.meta_path(target))
         generated = staging / "book" / "generated"
@@ -139,12 +141,24 @@ def shown_for(parameters: dict, results: Path, root: Path | None = None) -> dict
     return {k: names.get(v, v) if isinstance(v, str) else v for k, v in parameters.items()}
 
 
+def source_name(notebook: str) -> str:
+    """A page's source as the book names it: notebooks/NAME.md, or the front page's."""
+    return FRONT_SOURCE.as_posix() if notebook == FRONT else f"notebooks/{notebook}.md"
+
+
 def source_of(root: Path, notebook: str) -> Path:
-    """The chapter's source: notebooks/NAME.md, a Jupytext MyST notebook."""
-    path = root / "notebooks" / f"{notebook}.md"
+    """A page's source, a Jupytext MyST notebook: notebooks/NAME.md, or book/index.md."""
+    path = root / source_name(notebook)
     if not path.exists():
-        raise BookError(f"notebook notebooks/{notebook}.md is missing")
+        raise BookError(f"notebook {source_name(notebook)} is missing")
     return path
+
+
+def staged_notebook(staging: Path, notebook: str) -> Path:
+    """Where the staging tree holds a page's executed notebook."""
+    if notebook == FRONT:
+        return staging / FRONT_SOURCE.with_suffix(".ipynb")
+    return staging / "notebooks" / f"{notebook}.ipynb"
 
 
 def convert(source: Path, out: Path) -> Path:
@@ -199,8 +213,9 @@ def run_notebook(name: str, pairs: list[list[str]] | None, out: Path | None = No
 
     root = checkout_root()
     name = Path(name).stem if name.endswith((".md", ".ipynb")) else name
-    if name not in NOTEBOOKS:
-        raise UsageError(f"unknown notebook {name!r}; choose one of: {', '.join(NOTEBOOKS)}")
+    if name not in (FRONT, *NOTEBOOKS):
+        valid = ", ".join((FRONT, *NOTEBOOKS))
+        raise UsageError(f"unknown notebook {name!r}; choose one of: {valid}")
     out = (out or root / "_build" / "notebooks" / f"{name}.ipynb").resolve()
     if out.suffix != ".ipynb":
         raise UsageError(f"{out} should end in .ipynb")
@@ -217,7 +232,7 @@ def run_notebook(name: str, pairs: list[list[str]] | None, out: Path | None = No
             params["crossover"] = str(crossover.path_for(results))
     if "crossover" in params:
         params["crossover"] = str(Path(str(params["crossover"])).resolve())
-    _say(f"executing notebooks/{name} into {out}")
+    _say(f"executing {source_name(name)} into {out}")
     return execute(nb, params, root, source.relative_to(root))
 
 
@@ -273,9 +288,10 @@ def build(
     stage(root, staging)
     staged = stage_data(results, staging, root)
     converted = {
-        name: convert(source_of(root, name), staging / "notebooks" / f"{name}.ipynb")
-        for name in NOTEBOOKS
+        name: convert(source_of(root, name), staged_notebook(staging, name))
+        for name in (FRONT, *NOTEBOOKS)
     }
+    (staging / FRONT_SOURCE).unlink()  # its executed notebook stands in its place
     planned = {name: declared(nb, parameters_for(staged)) for name, nb in converted.items()}
     shown = {name: shown_for(params, results, root) for name, params in planned.items()}
     # The reproducibility chapter lists every notebook's parameters from this file.

@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from jacbench.errors import UsageError
+from jacbench.publish import prose
 from jacbench.publish.chromium import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -46,6 +47,7 @@ from jacbench.publish.htmlchecks import (
     measure_tables,
     pages,
     parse_page,
+    prose_check,
     table_problems,
 )
 
@@ -176,7 +178,12 @@ def check_built_book(
     problems = check_html(html, Path(source), executable=executable)
     saved, more = screenshots(html, shots, Book.from_sources(Path(source)), executable=executable)
     problems += more
+    readings, _ = prose_check(html, Book.from_sources(Path(source)))
     summary = (
+        "How the prose reads (publish.prose: sentences, words, mean words a sentence, share "
+        f"over {prose.LONG} words, numbers and parentheses a sentence):\n"
+        + prose.table(readings)
+        + "\n"
         f"{len(pages(html))} pages checked in Chromium: {len(problems)} problems; "
         f"screenshots in {shots}: {', '.join(p.name for p in saved)}"
     )

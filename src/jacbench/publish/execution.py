@@ -15,6 +15,8 @@ import nbformat
 
 from jacbench.errors import BuildStopped
 
+# The front page's name among the notebooks (publish.book.FRONT).
+FRONT = "index"
 # Started first when notebooks run side by side: the chapter that takes most of the time (the
 # GBM chapter draws a dozen figures from every row), so that the rest share the other core.
 LONGEST = ("04-gbm",)
@@ -86,11 +88,11 @@ def execute_all(notebooks: dict, parameters: dict, shown: dict, cwd: Path, worke
             return None  # not run: the build has failed already
         t0 = time.monotonic()
         try:
-            execute(notebooks[name], parameters[name], cwd, f"notebooks/{name}.md")
+            execute(notebooks[name], parameters[name], cwd, label(name))
         except BookError:
             failed.set()  # before this thread takes the next notebook
             raise
-        present(notebooks[name], shown[name])
+        present(notebooks[name], shown[name], box=name != FRONT)
         return time.monotonic() - t0
 
     failures: list[tuple[int, BookError]] = []
@@ -103,13 +105,13 @@ def execute_all(notebooks: dict, parameters: dict, shown: dict, cwd: Path, worke
                 try:
                     took = future.result()
                 except BookError as e:
-                    say(f"notebooks/{name} failed")
+                    say(f"{label(name)} failed")
                     failures.append((reading.index(name), e))
                     continue
                 if took is None:
                     skipped += 1
                 else:
-                    say(f"notebooks/{name} done in {took:.0f} s")
+                    say(f"{label(name)} done in {took:.0f} s")
         except KeyboardInterrupt:
             failed.set()
             pool.shutdown(wait=False, cancel_futures=True)  # those running end with their kernel
@@ -130,9 +132,15 @@ def _last_executed_cell(path: Path) -> str:
     return f" after cell {done[-1]}" if done else " before its first cell"
 
 
-def present(path: Path, parameters: dict) -> None:
-    """Hide papermill's injected cell and show the parameters in a box at the top instead;
-    papermill's record of the run (a source of the book's pages) keeps no absolute path."""
+def label(name: str) -> str:
+    """A page's source as messages name it: notebooks/NAME.md, or book/index.md."""
+    return "book/index.md" if name == FRONT else f"notebooks/{name}.md"
+
+
+def present(path: Path, parameters: dict, box: bool = True) -> None:
+    """Hide papermill's injected cell and show the parameters in a box at the top instead (box:
+    the front page shows none); papermill's record of the run (a source of the book's pages)
+    keeps no absolute path."""
     nb = nbformat.read(str(path), as_version=4)
     record = nb.metadata.get("papermill")
     if record is not None:
@@ -142,11 +150,12 @@ def present(path: Path, parameters: dict) -> None:
         tags = cell.metadata.setdefault("tags", [])
         if "injected-parameters" in tags or "parameters" in tags:
             tags.append("remove-cell")
-    lines = "\n".join(f"- `{k}` = `{v!r}`" for k, v in parameters.items())
-    box = nbformat.v4.new_markdown_cell(
-        f":::{{admonition}} Parameters of this run\n:class: note\n{lines}\n:::"
-    )
-    box.metadata["tags"] = ["parameters-box"]
-    at = 1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0
-    nb.cells.insert(at, box)
+    if box:
+        lines = "\n".join(f"- `{k}` = `{v!r}`" for k, v in parameters.items())
+        cell = nbformat.v4.new_markdown_cell(
+            f":::{{admonition}} Parameters of this run\n:class: note run-parameters\n{lines}\n:::"
+        )
+        cell.metadata["tags"] = ["parameters-box"]
+        at = 1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0
+        nb.cells.insert(at, cell)
     nbformat.write(nb, str(path))

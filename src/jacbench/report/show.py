@@ -61,3 +61,17 @@ def figure(fig, dpi: int = 110) -> None:
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
     plt.close(fig)
     display(Image(data=buf.getvalue(), format="png"))
+
+
+def choose(key: str, fact: bool, if_true: str, if_false: str) -> None:
+    """Glue one of two hand-written phrases under key, the one the fact makes true: where the
+    data decide between two readings, the notebook holds both."""
+    text(key, if_true if fact else if_false)
+
+
+def table_for(key: str, df: pd.DataFrame, code_columns: tuple[str, ...] = ()) -> None:
+    """Glue a table (as table() shows it) under key, for a ```{glue} key``` directive where a
+    cell cannot stand: inside a tab or a dropdown, which one Markdown cell must hold whole."""
+    from myst_nb import glue
+
+    glue(key, table(df, code_columns), display=False)

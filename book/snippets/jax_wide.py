@@ -1,0 +1,24 @@
+import jax
+import jax.numpy as jnp
+
+n = 100_000
+x = jnp.full((n,), 2.00094)
+
+
+def f(x):
+    return jnp.stack([jnp.sum(x**2), jnp.sum(x**3), jnp.sum(x**4)])
+
+
+# [answer]
+# Reverse mode, one backward pass per output: three passes give the 3 x n Jacobian.
+jacobian = jax.jit(jax.jacrev(f))(x)
+
+# Hessian-vector products, forward over reverse: H_k v without the n x n Hessian.
+v = jnp.ones(n)
+grads = [jax.grad(lambda x, k=k: f(x)[k]) for k in range(3)]
+hvp = jnp.stack([jax.jvp(g, (x,), (v,))[1] for g in grads])
+# [/answer]
+
+assert jnp.allclose(jacobian, jnp.stack([2 * x, 3 * x**2, 4 * x**3]), rtol=1e-5)
+assert jnp.allclose(hvp, jnp.stack([2 * v, 6 * x * v, 12 * x**2 * v]), rtol=1e-5)
+print("JAX: the 3 x n Jacobian and the products H v match the closed form")

@@ -1,0 +1,36 @@
+import numpy as np
+import tensorflow as tf
+
+n = 100_000
+x = tf.fill([n], 2.00094)
+
+
+def f(x):
+    return tf.stack([tf.reduce_sum(x**2), tf.reduce_sum(x**3), tf.reduce_sum(x**4)])
+
+
+# [answer]
+@tf.function  # traced once; called eagerly, tape.jacobian traces its loop again on every call
+def jacobian(x):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    return tape.jacobian(y, x)  # 3 x n: one backward pass per output
+
+
+def hvp(x, v, k):
+    """H_k v by forward over reverse, without the n x n Hessian."""
+    with tf.autodiff.ForwardAccumulator(x, v) as acc:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)[k]
+        g = tape.gradient(y, x)
+    return acc.jvp(g)
+# [/answer]
+
+
+v = tf.ones([n])
+np.testing.assert_allclose(jacobian(x), tf.stack([2 * x, 3 * x**2, 4 * x**3]), rtol=1e-5)
+products = tf.stack([hvp(x, v, k) for k in range(3)])
+np.testing.assert_allclose(products, tf.stack([2 * v, 6 * x, 12 * x**2]), rtol=1e-5)
+print("TensorFlow: the 3 x n Jacobian and the products H v match the closed form")

@@ -1,0 +1,117 @@
+"""The answer's snippets (book/snippets/), the registry strategies each one is, and their cost
+at the questions' sizes against the book's picks there."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from jacbench.constants import AD_FRAMEWORKS
+from jacbench.report import picks as book_picks
+from jacbench.report.picks import HESSIAN, QUESTION, TALL, WIDE, Entry, Pick, Picks
+
+# Where the snippets lie, relative to the checkout (and to the book's staging tree).
+FOLDER = Path("book/snippets")
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """One snippet: its file, and the registry strategies it runs, the first as it stands
+    (eager, or compiled where it only shows that) and, where it shows one, its compiled form;
+    a wide snippet's Hessian-vector product by its method's name."""
+
+    file: str
+    shape: str
+    framework: str
+    first: str
+    compiled: str | None = None
+    hessian: str | None = None
+
+    @property
+    def path(self) -> Path:
+        return FOLDER / self.file
+
+
+SNIPPETS = (
+    Snippet("torch_tall.py", TALL, "torch", "pathwise", "compiled-pathwise"),
+    Snippet("tensorflow_tall.py", TALL, "tensorflow", "pathwise-xla"),
+    Snippet("jax_tall.py", TALL, "jax", "jacfwd"),
+    Snippet("torch_wide.py", WIDE, "torch", "grad-loop", hessian="hvp"),
+    Snippet("tensorflow_wide.py", WIDE, "tensorflow", "tape-jacobian-function", hessian="hvp"),
+    Snippet("jax_wide.py", WIDE, "jax", "jacrev", hessian="hvp"),
+)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One snippet at its question's size: its strategies' rows, the picks there, and whether
+    the snippet is what the picks name."""
+
+    snippet: Snippet
+    size: int
+    pick: Pick
+    first: Entry | None
+    compiled: Entry | None
+    hessian: Entry | None
+    hessian_pick: Pick | None
+
+    @property
+    def repeated_pick(self) -> bool:
+        """Whether the snippet's form for repeated calls is among the repeated-call picks."""
+        name = self.snippet.compiled or self.snippet.first
+        return name in self.pick.repeated
+
+    @property
+    def one_call_pick(self) -> bool:
+        """Whether the snippet's first form is among the one-call picks."""
+        return self.snippet.first in self.pick.one_call
+
+    @property
+    def compiled_overtakes(self) -> int | None:
+        """From which call the compiled form's total time is below the eager form's."""
+        if self.first is None or self.compiled is None:
+            return None
+        return book_picks.overtakes(self.first, self.compiled)
+
+    @property
+    def hessian_is_pick(self) -> bool:
+        return bool(self.hessian_pick and self.snippet.hessian in self.hessian_pick.repeated)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """The front page's facts: every snippet's answer, by shape and framework."""
+
+    picks: Picks
+    answers: Mapping[tuple[str, str], Answer]
+
+    def answer(self, shape: str, framework: str) -> Answer:
+        return self.answers[(shape, framework)]
+
+    @property
+    def all_picked(self) -> bool:
+        """Whether every snippet runs a strategy the book picks at its question's size."""
+        return all(a.repeated_pick and (a.snippet.hessian is None or a.hessian_is_pick)
+                   for a in self.answers.values())  # fmt: skip
+
+
+def facts(picks: Picks) -> Facts:
+    """The front page's facts from the book's picks."""
+    answers = {}
+    for s in SNIPPETS:
+        pick = picks.get(s.shape, s.framework, QUESTION)
+        if pick is None:
+            continue
+        hessian = picks.get(HESSIAN, s.framework, QUESTION) if s.hessian else None
+        answers[(s.shape, s.framework)] = Answer(
+            snippet=s,
+            size=pick.size,
+            pick=pick,
+            first=pick.entries.get(s.first),
+            compiled=pick.entries.get(s.compiled) if s.compiled else None,
+            hessian=hessian.entries.get(s.hessian) if hessian else None,
+            hessian_pick=hessian,
+        )
+    assert {fw for _, fw in answers} <= set(AD_FRAMEWORKS)
+    return Facts(picks, answers)

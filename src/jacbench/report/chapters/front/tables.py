@@ -1,0 +1,33 @@
+"""The front page's tables: what each snippet's strategies cost at its question's size."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from jacbench.report import formats
+from jacbench.report.chapters.front.facts import Answer
+from jacbench.report.picks import Entry
+
+
+def _row(what: str, e: Entry | None) -> dict[str, str]:
+    return {
+        "": what,
+        "first call": formats.time(e.cold_s) if e else formats.NOT_MEASURED,
+        "later calls": formats.time(e.warm_s) if e else "–",
+        "memory beyond the inputs": formats.size(e.beyond_inputs) if e else "–",
+    }
+
+
+def price(a: Answer, question: tuple[str, str] | None = None) -> pd.DataFrame:
+    """The snippet's forms at its question's size, and the question's own program's outcome
+    where given (what, outcome)."""
+    s = a.snippet
+    rows = [_row(f"{s.first}", a.first)]
+    if s.compiled:
+        rows.append(_row(s.compiled, a.compiled))
+    if s.hessian:
+        rows.append(_row(f"{s.hessian} (three products H v)", a.hessian))
+    if question:
+        rows.append({"": question[0], "first call": question[1], "later calls": "–",
+                     "memory beyond the inputs": "–"})  # fmt: skip
+    return pd.DataFrame(rows)

@@ -1,0 +1,192 @@
+"""The book's picks: per Jacobian shape, regime and framework, the winner for one call and for
+repeated calls, by the one rule of ``margins``. Every chapter that names a winner reads them
+from here, computed once from the same rows, so no two pages can disagree.
+
+Candidates are the registry's (the question's programs left out), float32 under glibc's malloc
+as it comes, so compiled and eager forms are compared under one allocator setting. Regimes: the
+tall N x 2 Jacobian at the first question's N, at the largest N where an unblocked strategy ran
+and at the largest N (blocked forms only); the wide 3 x n Jacobian and the Hessians at the
+second question's n and at the largest n.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pandas as pd
+
+from jacbench.constants import AD_FRAMEWORKS
+from jacbench.report import margins as noise
+from jacbench.report import queries
+from jacbench.strategies import registry
+
+TALL, WIDE, HESSIAN = "tall", "wide", "hessian"
+SHAPES = (TALL, WIDE, HESSIAN)
+# The questions' sizes: N paths of the first, n inputs of the second.
+QUESTION_N = 10_000
+QUESTION_INPUTS = 100_000
+QUESTION, IN_MEMORY, BLOCKED, LARGEST = "question", "in-memory", "blocked", "largest"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A candidate's row at a pick's size, as numbers."""
+
+    name: str
+    warm_s: float
+    cold_s: float
+    peak: float  # bytes, the whole process
+    beyond_inputs: float  # bytes
+    ratio: float | None  # time over its own simulation, side by side (tall only)
+
+
+@dataclass(frozen=True)
+class Pick:
+    """One framework's winners for one shape at one size."""
+
+    shape: str
+    regime: str
+    size: int
+    framework: str
+    repeated: tuple[str, ...]  # the fastest warm and every candidate it does not beat
+    one_call: tuple[str, ...]  # the same by first call, compilation included
+    overtakes_at: int | None  # the call from which repeated[0]'s total time is below one_call[0]'s
+    entries: Mapping[str, Entry]
+    comparisons: tuple[noise.Comparison, ...]  # each winner against every other candidate
+
+    @property
+    def clear(self) -> bool:
+        """Whether one strategy wins repeated calls alone."""
+        return len(self.repeated) == 1
+
+    @property
+    def same(self) -> bool:
+        """Whether the repeated-call winner is also among the one-call winners."""
+        return self.repeated[0] in self.one_call
+
+    def entry(self, name: str) -> Entry:
+        return self.entries[name]
+
+
+def candidates(df: pd.DataFrame) -> pd.DataFrame:
+    """Every candidate row of the three shapes in the AD frameworks, with its shape and its
+    growing size (Hessians: the dense matrix or products Hv; the exact diagonal by one product
+    holds for separable functions only, so it is no general pick)."""
+    tall = queries.gbm(df).assign(shape=TALL, size=lambda d: d["paths"])
+    wide = queries.wide(df, target="strategy").assign(shape=WIDE, size=lambda d: d["inputs"])
+    hessian = queries.second_order(df, "moments", kind=("dense", "hvp"))
+    hessian = hessian.assign(shape=HESSIAN, size=lambda d: d["inputs"])
+    found = pd.concat([tall, wide, hessian])
+    found = queries.candidates(found[found["framework"].isin(AD_FRAMEWORKS)])
+    return found.assign(name=[queries.short_name(r) for _, r in found.iterrows()])
+
+
+def _ok(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows[(rows["status"] == "ok").fillna(False).astype(bool)]
+
+
+def regimes(rows: pd.DataFrame, shape: str) -> list[tuple[str, int]]:
+    """The (regime, size) pairs at which a framework's candidates of one shape are picked, each
+    size once, in order of size."""
+    ok = _ok(rows)
+    if ok.empty:
+        return []
+    top = int(ok["size"].max())
+    found = []
+    if shape == TALL:
+        if (ok["size"] == QUESTION_N).any():
+            found.append((QUESTION, QUESTION_N))
+        blocked = [registry.get(fw, s).blocked for fw, s in zip(ok["framework"], ok["strategy"],
+                                                                strict=True)]  # fmt: skip
+        unblocked = ok[~pd.Series(blocked, index=ok.index, dtype=bool)]
+        if len(unblocked):
+            found.append((IN_MEMORY, int(unblocked["size"].max())))
+        found.append((BLOCKED, top))
+    else:
+        if (ok["size"] == QUESTION_INPUTS).any():
+            found.append((QUESTION, QUESTION_INPUTS))
+        found.append((LARGEST, top))
+    out, seen = [], set()
+    for regime, n in found:
+        if n not in seen:
+            seen.add(n)
+            out.append((regime, n))
+    return out
+
+
+def _entry(row: pd.Series) -> Entry:
+    ratio = row["ratio_median"] if "ratio_median" in row and pd.notna(row["ratio_median"]) else None
+    return Entry(str(row["name"]), float(row["warm_median_s"]), float(row["cold_s"]),
+                 float(row["peak"]), float(row["peak_over_inputs"]),
+                 None if ratio is None else float(ratio))  # fmt: skip
+
+
+def overtakes(first: Entry, then: Entry) -> int | None:
+    """The first call n at which n calls of `then` (compiled, say) take less in all than n calls
+    of `first`: then.cold + (n-1) then.warm < first.cold + (n-1) first.warm; None where then's
+    warm call is no faster; 1 where its first call already is."""
+    if then.cold_s < first.cold_s:
+        return 1
+    if then.warm_s >= first.warm_s:
+        return None
+    n = 1 + (then.cold_s - first.cold_s) / (first.warm_s - then.warm_s)
+    return int(n) + 1
+
+
+def pick(rows: pd.DataFrame, shape: str, regime: str, size: int, margins: noise.Margins) -> Pick:
+    """The pick among one framework's candidate rows of one shape at one size."""
+    there = _ok(rows[rows["size"] == size])
+    repeated = noise.group(there, margins)
+    one_call = noise.group(there, margins, "cold")
+    entries = {str(r["name"]): _entry(r) for _, r in there.iterrows()}
+    comparisons = []
+    for winners, wanted in ((repeated, "repeated"), (one_call, "cold")):
+        if winners:
+            first = winners[0]
+            for _, r in there.iterrows():
+                if r["name"] != first["name"]:
+                    comparisons.append(noise.compare(first, r, margins, wanted))
+    names = [tuple(str(r["name"]) for r in g) for g in (repeated, one_call)]
+    after = None
+    if names[0] and names[1] and names[0][0] not in names[1]:
+        after = overtakes(entries[names[1][0]], entries[names[0][0]])
+    return Pick(shape, regime, size, str(there["framework"].iloc[0]) if len(there) else "",
+                names[0], names[1], after, entries, tuple(comparisons))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Picks:
+    """Every pick of the book, and the margins they were made with."""
+
+    margins: noise.Margins
+    all: tuple[Pick, ...]
+
+    def get(self, shape: str, framework: str, regime: str) -> Pick | None:
+        for p in self.all:
+            if (p.shape, p.framework, p.regime) == (shape, framework, regime):
+                return p
+        return None
+
+    def at(self, shape: str, framework: str, size: int) -> Pick | None:
+        for p in self.all:
+            if (p.shape, p.framework, p.size) == (shape, framework, size):
+                return p
+        return None
+
+    def of(self, shape: str, regime: str) -> dict[str, Pick]:
+        """The picks of every framework for one shape and regime."""
+        return {p.framework: p for p in self.all if (p.shape, p.regime) == (shape, regime)}
+
+
+def compute(df: pd.DataFrame, others: list[pd.DataFrame] | None = None) -> Picks:
+    """The picks from the dataset's rows and the other sessions' (for the margins)."""
+    margins = noise.measure(df, others)
+    cands = candidates(df)
+    found = []
+    for fw in AD_FRAMEWORKS:
+        for shape in SHAPES:
+            rows = cands[(cands["framework"] == fw) & (cands["shape"] == shape)]
+            for regime, n in regimes(rows, shape):
+                found.append(pick(rows, shape, regime, n, margins))
+    return Picks(margins, tuple(p for p in found if p.repeated))
