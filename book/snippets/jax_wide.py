@@ -10,7 +10,7 @@ def f(x):
 
 
 # [answer]
-# Reverse mode, one backward pass per output: three passes give the 3 x n Jacobian.
+# Reverse mode, one backward pass per output: three give the 3 x n Jacobian.
 jacobian = jax.jit(jax.jacrev(f))(x)
 
 # Hessian-vector products, forward over reverse: H_k v without the n x n Hessian.
@@ -20,5 +20,5 @@ hvp = jnp.stack([jax.jvp(g, (x,), (v,))[1] for g in grads])
 # [/answer]
 
 assert jnp.allclose(jacobian, jnp.stack([2 * x, 3 * x**2, 4 * x**3]), rtol=1e-5)
-assert jnp.allclose(hvp, jnp.stack([2 * v, 6 * x * v, 12 * x**2 * v]), rtol=1e-5)
+assert jnp.allclose(hvp, jnp.stack([2 * v, 6 * x, 12 * x**2]), rtol=1e-5)
 print("JAX: the 3 x n Jacobian and the products H v match the closed form")

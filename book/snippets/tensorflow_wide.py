@@ -10,7 +10,7 @@ def f(x):
 
 
 # [answer]
-@tf.function  # traced once; called eagerly, tape.jacobian traces its loop again on every call
+@tf.function  # traced once; called eagerly, tape.jacobian retraces on every call
 def jacobian(x):
     with tf.GradientTape() as tape:
         tape.watch(x)
@@ -18,19 +18,17 @@ def jacobian(x):
     return tape.jacobian(y, x)  # 3 x n: one backward pass per output
 
 
-def hvp(x, v, k):
-    """H_k v by forward over reverse, without the n x n Hessian."""
+def hvp(x, v, k):  # H_k v by forward over reverse, without the n x n Hessian
     with tf.autodiff.ForwardAccumulator(x, v) as acc:
         with tf.GradientTape() as tape:
             tape.watch(x)
             y = f(x)[k]
-        g = tape.gradient(y, x)
-    return acc.jvp(g)
+        return acc.jvp(tape.gradient(y, x))
 # [/answer]
 
 
 v = tf.ones([n])
-np.testing.assert_allclose(jacobian(x), tf.stack([2 * x, 3 * x**2, 4 * x**3]), rtol=1e-5)
-products = tf.stack([hvp(x, v, k) for k in range(3)])
-np.testing.assert_allclose(products, tf.stack([2 * v, 6 * x, 12 * x**2]), rtol=1e-5)
+np.testing.assert_allclose(jacobian(x), [2 * x, 3 * x**2, 4 * x**3], rtol=1e-5)
+products = [hvp(x, v, k) for k in range(3)]
+np.testing.assert_allclose(products, [2 * v, 6 * x, 12 * x**2], rtol=1e-5)
 print("TensorFlow: the 3 x n Jacobian and the products H v match the closed form")

@@ -2,9 +2,9 @@ import numpy as np
 import torch
 
 N, M, T = 10_000, 52, 1.0  # paths, steps, years
-z = torch.from_numpy(np.random.default_rng(1234).standard_normal((M, N), dtype=np.float32))
+z = torch.from_numpy(np.random.default_rng(1234).standard_normal((M, N)).astype("f4"))
 t = torch.linspace(0.0, T, M + 1)
-w = torch.cat([torch.zeros(1, N), torch.sqrt(torch.diff(t))[:, None] * z]).cumsum(dim=0)
+w = torch.cat([torch.zeros(1, N), torch.diff(t).sqrt()[:, None] * z]).cumsum(dim=0)
 
 
 def simulate(spot, vol, drift=0.03):
@@ -13,17 +13,16 @@ def simulate(spot, vol, drift=0.03):
 
 
 # [answer]
-def total(spots, vols):
-    return simulate(spots, vols).sum()
-
-
 def jacobian(spot, vol):
-    """The pathwise gradient: one reverse pass, each path with its own copy of spot and vol."""
-    d_spot, d_vol = torch.func.grad(total, argnums=(0, 1))(spot.expand(N), vol.expand(N))
-    return torch.stack([d_spot, d_vol], dim=1)  # N x 2
+    """The pathwise gradient: one reverse pass, each path with its own spot and vol."""
+    def total(spots, vols):
+        return simulate(spots, vols).sum()
+
+    grads = torch.func.grad(total, argnums=(0, 1))(spot.expand(N), vol.expand(N))
+    return torch.stack(grads, dim=1)  # N x 2
 
 
-fast = torch.compile(jacobian)  # for many calls: the first compiles, the rest run fused
+fast = torch.compile(jacobian)  # for many calls: the first compiles, the rest are fused
 # [/answer]
 
 spot, vol = torch.tensor(100.0), torch.tensor(0.2)

@@ -1,0 +1,132 @@
+"""The one noise rule (report.margins): margins measured from the sessions, and comparisons."""
+
+import itertools
+
+import pandas as pd
+import pytest
+
+from jacbench.report import data, dataset, margins, queries
+
+
+@pytest.fixture(scope="module")
+def reference():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / dataset.RESULTS
+    return data.load(path), dataset.other_sessions(path)
+
+
+def test_one_session_leaves_every_margin_at_its_default(small):
+    m = margins.measure(small, [])
+    assert m.sessions == 1 and not m.measured
+    for basis in margins.BASES:
+        assert set(getattr(m, basis).values()) == {margins.UNMEASURED}
+
+
+def test_the_ratio_margin_is_the_furthest_a_ratio_moved(reference):
+    """Worked out again here: each framework's ratios in both sessions, matched by case."""
+    df, others = reference
+    m = margins.measure(df, others)
+    assert m.sessions == 1 + len(others) == 3
+    expected: dict[str, float] = {}
+    for other in others:
+        for _, b in queries.gbm(other, status="ok").dropna(subset=["ratio_median"]).iterrows():
+            same = {k: b[k] for k in ("framework", "strategy", "dtype", "allocator", "paths")}
+            a = queries.one(queries.gbm(df, status="ok"), **same)
+            if a is None or pd.isna(a["ratio_median"]):
+                continue
+            move = max(a["ratio_median"] / b["ratio_median"], b["ratio_median"] / a["ratio_median"])
+            expected[b["framework"]] = max(expected.get(b["framework"], 1.0), move)
+    for fw, value in expected.items():
+        assert m.ratio[fw] == pytest.approx(value)
+    # Warm medians from separate processes move further than side-by-side ratios.
+    for fw in ("torch", "tensorflow", "jax"):
+        assert m.warm[fw] > m.ratio[fw] > 1
+
+
+def test_the_warm_margin_is_the_furthest_two_medians_moved_apart(reference):
+    df, others = reference
+    m = margins.measure(df, others)
+    found = 1.0
+    for other in others:
+        moves = {}
+        for _, b in queries.gbm(other, status="ok", framework="jax").iterrows():
+            same = {k: b[k] for k in ("strategy", "dtype", "allocator", "paths")}
+            a = queries.one(queries.gbm(df, status="ok", framework="jax"), **same)
+            if a is not None:
+                moves.setdefault(int(b["paths"]), []).append(
+                    b["warm_median_s"] / a["warm_median_s"]
+                )
+        for values in moves.values():
+            for x, y in itertools.combinations(values, 2):
+                found = max(found, x / y, y / x)
+    assert m.warm["jax"] == pytest.approx(found)
+
+
+def _row(name, warm, low=None, ratio=None, lo=None, hi=None, cold=1.0, execution="eager"):
+    return pd.Series(
+        {
+            "problem": "moments",
+            "framework": "torch",
+            "strategy": name,
+            "target": "strategy",
+            "inputs": 1000,
+            "paths": pd.NA,
+            "dtype": "float32",
+            "allocator": "glibc",
+            "warm_median_s": warm,
+            "warm_min_s": low if low is not None else warm * 0.95,
+            "cold_s": cold,
+            "ratio_median": ratio,
+            "ratio_lo": lo,
+            "ratio_hi": hi,
+        }
+    )
+
+
+FLAT = margins.Margins(*(dict.fromkeys(["torch"], 1.3),) * 3, sessions=2)
+
+
+def test_a_pair_is_ranked_only_beyond_its_margin_and_without_overlap():
+    fast = _row("grad-loop", 0.010)
+    assert margins.compare(fast, _row("jacrev", 0.020), FLAT).ranked
+    assert margins.compare(fast, _row("jacrev", 0.012), FLAT).tied  # 1.2 < 1.3
+    # The slower one's fastest call beats the faster one's median: the calls overlap.
+    assert margins.compare(fast, _row("jacrev", 0.020, low=0.009), FLAT).tied
+    c = margins.compare(_row("jacrev", 0.020), fast, FLAT)
+    assert c.faster == ("torch", "grad-loop") and c.factor == pytest.approx(2.0)
+
+
+def test_two_calls_under_a_millisecond_are_never_ranked():
+    c = margins.compare(_row("grad-loop", 0.0001), _row("jacrev", 0.0009), FLAT)
+    assert c.overhead and c.tied and c.factor == pytest.approx(9.0)
+
+
+def test_first_calls_are_compared_for_one_call():
+    a, b = _row("grad-loop", 0.010, cold=0.002), _row("jacrev", 0.001, cold=1.0)
+    assert margins.compare(a, b, FLAT, "cold").faster == ("torch", "grad-loop")
+    assert margins.compare(a, b, FLAT).faster == ("torch", "jacrev")
+
+
+def test_the_group_holds_the_fastest_and_what_it_does_not_beat():
+    rows = pd.DataFrame([_row("a", 0.010), _row("b", 0.011), _row("c", 0.030)])
+    rows = rows.assign(status="ok")
+    rows["strategy"] = ["grad-loop", "functional-loop", "jacrev"]
+    names = [r["strategy"] for r in margins.group(rows, FLAT)]
+    assert names == ["grad-loop", "functional-loop"]
+
+
+def test_two_strategies_timed_against_one_simulation_are_ranked_by_their_ratios(reference):
+    """PyTorch's compiled-jvp has the lower warm median at N = 10,000, but both are timed
+    side by side against the same compiled simulation, and their ratios are within the margin."""
+    df, others = reference
+    m = margins.measure(df, others)
+    at = queries.gbm(df, framework="torch", paths=10_000, status="ok")
+    jvp, pathwise = (queries.one(at, strategy=s) for s in ("compiled-jvp", "compiled-pathwise"))
+    assert jvp["warm_median_s"] < pathwise["warm_median_s"]
+    c = margins.compare(jvp, pathwise, m)
+    assert c.basis == "ratio" and c.tied
+    assert c.factor == pytest.approx(
+        max(jvp["ratio_median"], pathwise["ratio_median"])
+        / min(jvp["ratio_median"], pathwise["ratio_median"])
+    )

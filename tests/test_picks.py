@@ -1,0 +1,77 @@
+"""The book's picks (report.picks): every chapter's winners, by the one rule."""
+
+from pathlib import Path
+
+import pytest
+
+from jacbench.report import data, dataset, margins, picks
+from tests.chapters.rows import at, edit
+
+REFERENCE = Path(__file__).resolve().parents[1] / dataset.RESULTS
+
+
+@pytest.fixture(scope="module")
+def sessions():
+    return dataset.other_sessions(REFERENCE)
+
+
+@pytest.fixture
+def reference():
+    return data.load(REFERENCE)
+
+
+@pytest.fixture(scope="module")
+def book(sessions):
+    return picks.compute(data.load(REFERENCE), sessions)
+
+
+def test_every_shape_and_framework_has_its_regimes(book):
+    for fw in ("torch", "tensorflow", "jax"):
+        assert {p.regime for p in book.all if (p.framework, p.shape) == (fw, "tall")} == {
+            "question", "in-memory", "blocked"}  # fmt: skip
+        for shape in ("wide", "hessian"):
+            sizes = [p.size for p in book.all if (p.framework, p.shape) == (fw, shape)]
+            assert picks.QUESTION_INPUTS in sizes and max(sizes) > picks.QUESTION_INPUTS
+
+
+def test_a_pick_is_the_fastest_and_whatever_it_does_not_beat(book, sessions):
+    cands = picks.candidates(data.load(REFERENCE))
+    m = book.margins
+    for p in book.all:
+        rows = cands[(cands["framework"] == p.framework) & (cands["shape"] == p.shape)]
+        rows = rows[(rows["size"] == p.size) & (rows["status"] == "ok")]
+        fastest = rows.sort_values("warm_median_s").iloc[0]
+        assert p.repeated[0] == fastest["name"]
+        for _, r in rows.iterrows():
+            if r["name"] == fastest["name"]:
+                continue
+            c = margins.compare(fastest, r, m)
+            beaten = c.ranked and c.faster[1] == fastest["name"]
+            assert (r["name"] in p.repeated) == (not beaten), (p.shape, p.size, r["name"])
+
+
+def test_the_question_size_picks(book):
+    torch = book.get("tall", "torch", "question")
+    assert set(torch.repeated) == {"compiled-jvp", "compiled-pathwise"}
+    assert torch.one_call == ("pathwise",)  # compiling takes seconds; the eager call, ms
+    first, then = torch.entry("pathwise"), torch.entry(torch.repeated[0])
+    n = torch.overtakes_at
+    total = lambda e, k: e.cold_s + (k - 1) * e.warm_s  # noqa: E731
+    assert total(then, n) < total(first, n) and total(then, n - 1) >= total(first, n - 1)
+
+
+def test_overtakes():
+    e = lambda cold, warm: picks.Entry("x", warm, cold, 0, 0, None)  # noqa: E731
+    assert picks.overtakes(e(1.0, 0.5), e(3.0, 0.1)) == 7  # 3 + 0.1 k < 1 + 0.5 k from k = 6
+    assert picks.overtakes(e(1.0, 0.1), e(3.0, 0.1)) is None  # never faster
+    assert picks.overtakes(e(1.0, 0.1), e(0.5, 0.2)) == 1  # its first call is faster already
+
+
+def test_a_slower_row_leaves_the_pick(reference, sessions):
+    i = at(reference, "torch", "compiled-pathwise", paths=picks.QUESTION_N)
+    row = reference.loc[i]
+    edit(reference, i, warm_median_s=row["warm_median_s"] * 10,
+         warm_min_s=row["warm_median_s"] * 9, ratio_median=row["ratio_median"] * 10,
+         ratio_lo=row["ratio_median"] * 9, ratio_hi=row["ratio_median"] * 11)  # fmt: skip
+    p = picks.compute(reference, sessions).get("tall", "torch", "question")
+    assert p.repeated == ("compiled-jvp",)
