@@ -196,10 +196,17 @@ def compare(a: pd.Series, b: pd.Series, margins: Margins, wanted: str = "repeate
     ranked = bool(not overhead and factor > margin and apart_)
     names = (_name(fast), _name(slow))
     return Comparison(
-        problem=str(a["problem"]), size=_size(a), faster=names[0], slower=names[1],
-        basis=basis, factor=factor, margin=margin, ranked=ranked, overhead=overhead,
+        problem=str(a["problem"]),
+        size=_size(a),
+        faster=names[0],
+        slower=names[1],
+        basis=basis,
+        factor=factor,
+        margin=margin,
+        ranked=ranked,
+        overhead=overhead,
         key=frozenset(names),
-    )  # fmt: skip
+    )
 
 
 def group(rows: pd.DataFrame, margins: Margins, wanted: str = "repeated") -> list[pd.Series]:

@@ -97,8 +97,10 @@ def regimes(rows: pd.DataFrame, shape: str) -> list[tuple[str, int]]:
     if shape == TALL:
         if (ok["size"] == QUESTION_N).any():
             found.append((QUESTION, QUESTION_N))
-        blocked = [registry.get(fw, s).blocked for fw, s in zip(ok["framework"], ok["strategy"],
-                                                                strict=True)]  # fmt: skip
+        blocked = [
+            registry.get(fw, s).blocked
+            for fw, s in zip(ok["framework"], ok["strategy"], strict=True)
+        ]
         unblocked = ok[~pd.Series(blocked, index=ok.index, dtype=bool)]
         if len(unblocked):
             found.append((IN_MEMORY, int(unblocked["size"].max())))
@@ -117,9 +119,14 @@ def regimes(rows: pd.DataFrame, shape: str) -> list[tuple[str, int]]:
 
 def _entry(row: pd.Series) -> Entry:
     ratio = row["ratio_median"] if "ratio_median" in row and pd.notna(row["ratio_median"]) else None
-    return Entry(str(row["name"]), float(row["warm_median_s"]), float(row["cold_s"]),
-                 float(row["peak"]), float(row["peak_over_inputs"]),
-                 None if ratio is None else float(ratio))  # fmt: skip
+    return Entry(
+        str(row["name"]),
+        float(row["warm_median_s"]),
+        float(row["cold_s"]),
+        float(row["peak"]),
+        float(row["peak_over_inputs"]),
+        None if ratio is None else float(ratio),
+    )
 
 
 def overtakes(first: Entry, then: Entry) -> int | None:
@@ -151,8 +158,17 @@ def pick(rows: pd.DataFrame, shape: str, regime: str, size: int, margins: noise.
     after = None
     if names[0] and names[1] and names[0][0] not in names[1]:
         after = overtakes(entries[names[1][0]], entries[names[0][0]])
-    return Pick(shape, regime, size, str(there["framework"].iloc[0]) if len(there) else "",
-                names[0], names[1], after, entries, tuple(comparisons))  # fmt: skip
+    return Pick(
+        shape,
+        regime,
+        size,
+        str(there["framework"].iloc[0]) if len(there) else "",
+        names[0],
+        names[1],
+        after,
+        entries,
+        tuple(comparisons),
+    )
 
 
 @dataclass(frozen=True)

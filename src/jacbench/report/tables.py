@@ -48,9 +48,18 @@ def results_table(path: str | Path, paths: int, allocator: str = "glibc") -> str
                 error(r["max_rel_error"]),
             ]
         )
-    header = ["framework", "strategy", "dtype", "status", "cold", "warm median",
-              "time / simulation [spread]", "peak RSS", "peak beyond inputs",
-              "max rel. error"]  # fmt: skip
+    header = [
+        "framework",
+        "strategy",
+        "dtype",
+        "status",
+        "cold",
+        "warm median",
+        "time / simulation [spread]",
+        "peak RSS",
+        "peak beyond inputs",
+        "max rel. error",
+    ]
     return markdown_table(header, out)
 
 
@@ -62,14 +71,25 @@ def crossover_report(frameworks: list[str], out: Path | None = None, **settings)
     for r in rows:
         ok = r["status"] == "ok"
         table.append(
-            [r["framework"], r["mode"], f"{r['outputs']} x {r['inputs']}",
-             r["status"] if ok else f"{r['status']}: {(r['message'] or '')[:60]}",
-             time(r["warm_median_s"]) if ok else "–",
-             f"{time(r['warm_min_s'])}–{time(r['warm_max_s'])}" if ok else "–",
-             error(r["max_rel_error"])]
-        )  # fmt: skip
-    header = ["framework", "mode", "m x n", "status", "warm median", "warm min–max",
-              "max rel. error"]  # fmt: skip
+            [
+                r["framework"],
+                r["mode"],
+                f"{r['outputs']} x {r['inputs']}",
+                r["status"] if ok else f"{r['status']}: {(r['message'] or '')[:60]}",
+                time(r["warm_median_s"]) if ok else "–",
+                f"{time(r['warm_min_s'])}–{time(r['warm_max_s'])}" if ok else "–",
+                error(r["max_rel_error"]),
+            ]
+        )
+    header = [
+        "framework",
+        "mode",
+        "m x n",
+        "status",
+        "warm median",
+        "warm min–max",
+        "max rel. error",
+    ]
     lines = [markdown_table(header, table).rstrip("\n")]
     for fw in frameworks:
         mine = [r for r in rows if r["framework"] == fw]
@@ -80,6 +100,8 @@ def crossover_report(frameworks: list[str], out: Path | None = None, **settings)
         elif len(failed) == len(mine):
             lines.append(f"{fw}: no verdict, no case finished ({failed[0]['status']})")
         else:
-            lines.append(f"{fw}: forward mode is as fast as reverse mode or faster at the widest "
-                         "shape measured")  # fmt: skip
+            lines.append(
+                f"{fw}: forward mode is as fast as reverse mode or faster at the widest "
+                "shape measured"
+            )
     return "\n".join(lines) + "\n"

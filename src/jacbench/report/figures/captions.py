@@ -46,7 +46,9 @@ def caption_conditions(df: pd.DataFrame, dtype: str = "float32", allocator: str 
         return "/".join(fmt.format(v) for v in found) or "–"
 
     threads = values("threads", "{:.0f}")
-    return (f"{profile_of(df)}; M = {values('steps', '{:.0f}')} steps, {dtype}, {threads} "
-            f"thread{'' if threads == '1' else 's'} per worker, {allocator} allocator; "
-            f"S0 = {values('spot')}, σ = {values('vol')}, r = {values('drift')}, "
-            f"T = {values('maturity')}")  # fmt: skip
+    return (
+        f"{profile_of(df)}; M = {values('steps', '{:.0f}')} steps, {dtype}, {threads} "
+        f"thread{'' if threads == '1' else 's'} per worker, {allocator} allocator; "
+        f"S0 = {values('spot')}, σ = {values('vol')}, r = {values('drift')}, "
+        f"T = {values('maturity')}"
+    )

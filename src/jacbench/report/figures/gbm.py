@@ -56,8 +56,14 @@ def memory_vs_model(df: pd.DataFrame, keys: list[tuple[str, str]], dtype: str = 
                 ax.scatter([pred], [meas], color=colours[f"{fw}/{name}"], s=25)
             else:
                 meas = (r["mem_cap"] or 0) / 2**20
-                ax.scatter([pred], [meas], marker=FAILED_MARKERS.get(r["status"], "D"),
-                           color=colours[f"{fw}/{name}"], s=60, edgecolors="black")  # fmt: skip
+                ax.scatter(
+                    [pred],
+                    [meas],
+                    marker=FAILED_MARKERS.get(r["status"], "D"),
+                    color=colours[f"{fw}/{name}"],
+                    s=60,
+                    edgecolors="black",
+                )
             lo, hi = min(lo, pred, meas), max(hi, pred, meas)
         ax.scatter([], [], color=colours[f"{fw}/{name}"], label=f"{fw}/{name}")
     if hi > 0:
@@ -83,10 +89,16 @@ def cold_warm(df: pd.DataFrame, paths: int, dtype: str = "float32"):
     # screen (TALLEST inches, about 860 px at the book's 110 dpi).
     fig, ax = plt.subplots(figsize=(WIDTH, min(0.22 * len(rows) + 1.2, TALLEST)))
     y = np.arange(len(rows))
-    ax.barh(y - 0.2, [r["cold_s"] for r in rows], height=0.4, label="cold (first call)",
-            color="#bbb")  # fmt: skip
-    ax.barh(y + 0.2, [r["warm_median_s"] for r in rows], height=0.4, label="warm (median)",
-            color=[FRAMEWORK_COLOURS[r["framework"]] for r in rows])  # fmt: skip
+    ax.barh(
+        y - 0.2, [r["cold_s"] for r in rows], height=0.4, label="cold (first call)", color="#bbb"
+    )
+    ax.barh(
+        y + 0.2,
+        [r["warm_median_s"] for r in rows],
+        height=0.4,
+        label="warm (median)",
+        color=[FRAMEWORK_COLOURS[r["framework"]] for r in rows],
+    )
     ax.set_yticks(y, [_label(r) for r in rows], fontsize=7)
     ax.set_xlabel("time (s)")
     ax.set_title(f"Cold and warm time at N = {paths:,}")

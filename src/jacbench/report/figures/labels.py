@@ -45,10 +45,19 @@ def place_labels(ax, anchors: list[tuple], drop_first: str | None = None) -> Non
         # beside a line that ends early, has the room to its right.
         room = (1 - fx) * w_pt / (LABEL_SIZE * CHAR_EM) - 1
         lines = wrapped(text, max(LABEL_CHARS, int(room))).split("\n")
-        items.append({"x": fx + 6 / w_pt, "y0": fy, "y": fy, "text": "\n".join(lines),
-                      "w": max(map(len, lines)) * LABEL_SIZE * CHAR_EM / w_pt,
-                      "h": len(lines) * LABEL_SIZE * 1.3 / h_pt,
-                      "colour": colour, "bold": bold, "xy": (x, y)})  # fmt: skip
+        items.append(
+            {
+                "x": fx + 6 / w_pt,
+                "y0": fy,
+                "y": fy,
+                "text": "\n".join(lines),
+                "w": max(map(len, lines)) * LABEL_SIZE * CHAR_EM / w_pt,
+                "h": len(lines) * LABEL_SIZE * 1.3 / h_pt,
+                "colour": colour,
+                "bold": bold,
+                "xy": (x, y),
+            }
+        )
     # More labels than the panel's height holds (TensorFlow's many compiled variants end at the
     # same N): those of lines in the colour drop_first go first, those that stop short of the
     # panel's largest N before those that reach it, the longest first; their colour and the
@@ -73,18 +82,36 @@ def place_labels(ax, anchors: list[tuple], drop_first: str | None = None) -> Non
     for side in ("under", "over", None):
         if not _meeting(laid) or not column:
             break
-        laid = _layout([dict(i) for i in items], lines, natural | dict.fromkeys(column, side),
-                       drop_first)  # fmt: skip
+        laid = _layout(
+            [dict(i) for i in items], lines, natural | dict.fromkeys(column, side), drop_first
+        )
     for i in _step_aside(laid, w_pt):
         shifted = abs(i["y"] - i["y0"]) > i["h"] * 0.4
-        ax.annotate(i["text"], xy=i["xy"], xytext=(i["x"], i["y"]), textcoords="axes fraction",
-                    va="center", ha="left", fontsize=LABEL_SIZE, color=i["colour"],
-                    fontweight="bold" if i["bold"] else "normal", annotation_clip=False,
-                    linespacing=1.0,
-                    arrowprops={"arrowstyle": "-", "color": i["colour"], "lw": 0.6,
-                                "alpha": 0.8, "shrinkA": 0, "shrinkB": 2} if shifted else None,
-                    bbox={"boxstyle": "square,pad=0.05", "fc": "white", "ec": "none",
-                          "alpha": 0.75}, zorder=6)  # fmt: skip
+        ax.annotate(
+            i["text"],
+            xy=i["xy"],
+            xytext=(i["x"], i["y"]),
+            textcoords="axes fraction",
+            va="center",
+            ha="left",
+            fontsize=LABEL_SIZE,
+            color=i["colour"],
+            fontweight="bold" if i["bold"] else "normal",
+            annotation_clip=False,
+            linespacing=1.0,
+            arrowprops={
+                "arrowstyle": "-",
+                "color": i["colour"],
+                "lw": 0.6,
+                "alpha": 0.8,
+                "shrinkA": 0,
+                "shrinkB": 2,
+            }
+            if shifted
+            else None,
+            bbox={"boxstyle": "square,pad=0.05", "fc": "white", "ec": "none", "alpha": 0.75},
+            zorder=6,
+        )
 
 
 def _lines_in_axes(ax, to_axes) -> list:
@@ -192,8 +219,14 @@ def _side_by_side(a: dict, b: dict) -> bool:
 
 def _meeting(items: list[dict]) -> list[dict]:
     """The labels whose boxes meet another's."""
-    return [a for a in items for b in items if a is not b and _side_by_side(a, b)
-            and abs(a["y"] - b["y"]) < (a["h"] + b["h"]) / 2 - 1e-6]  # fmt: skip
+    return [
+        a
+        for a in items
+        for b in items
+        if a is not b
+        and _side_by_side(a, b)
+        and abs(a["y"] - b["y"]) < (a["h"] + b["h"]) / 2 - 1e-6
+    ]
 
 
 def limit_text(limit: float, metric: str) -> str:

@@ -81,8 +81,14 @@ _RANK = {"ok": 0, "memory-cap": 1, "timeout": 1, "error": 2, "skipped-predicted"
 def _rows(df: pd.DataFrame, framework: str, dtype: str, allocator: str) -> pd.DataFrame:
     """A framework's GBM rows, one per strategy and N: the most informative where the profile
     measured a case under several caps."""
-    rows = where(df, problem="gbm", target=("strategy", "simulation"), framework=framework,
-                 dtype=dtype, allocator=allocator)  # fmt: skip
+    rows = where(
+        df,
+        problem="gbm",
+        target=("strategy", "simulation"),
+        framework=framework,
+        dtype=dtype,
+        allocator=allocator,
+    )
     rows = without_draws(rows)
     rank = rows["status"].map(_RANK).fillna(2)
     # The larger cap or timeout wins a tie: the case that had the more room to finish.
@@ -114,8 +120,18 @@ def _draw(ax, framework: str, name: str, rows: list[dict], metric: str, emphasis
     if sim:
         lw, alpha = 1.3, 0.9
     if ok:
-        ax.plot(xs, ys, ":" if sim else "-", marker="" if sim else "o", ms=4 if bold else 3,
-                lw=lw, color=colour, alpha=alpha, zorder=z, gid=f"{framework}/{name}")  # fmt: skip
+        ax.plot(
+            xs,
+            ys,
+            ":" if sim else "-",
+            marker="" if sim else "o",
+            ms=4 if bold else 3,
+            lw=lw,
+            color=colour,
+            alpha=alpha,
+            zorder=z,
+            gid=f"{framework}/{name}",
+        )
     if ok and metric == "time" and not sim:
         lo = [r["warm_min_s"] or y for r, y in zip(ok, ys, strict=True)]
         hi = [r["warm_max_s"] or y for r, y in zip(ok, ys, strict=True)]
@@ -128,9 +144,17 @@ def _draw(ax, framework: str, name: str, rows: list[dict], metric: str, emphasis
         if r["status"] == "ok":
             continue
         y = _failed_at(r, metric)
-        ax.scatter([r["paths"]], [y], marker=FAILED_MARKERS.get(r["status"], "D"),
-                   s=60 if bold else 30, color=colour, alpha=1.0 if bold else 0.6,
-                   edgecolors="black", linewidths=0.6, zorder=5)  # fmt: skip
+        ax.scatter(
+            [r["paths"]],
+            [y],
+            marker=FAILED_MARKERS.get(r["status"], "D"),
+            s=60 if bold else 30,
+            color=colour,
+            alpha=1.0 if bold else 0.6,
+            edgecolors="black",
+            linewidths=0.6,
+            zorder=5,
+        )
         if end is None or r["paths"] > end[0]:
             end = (r["paths"], y)
     if end is None:
@@ -183,8 +207,9 @@ def _panel(ax, df, framework, metric, strategies, dtype, allocator, emphasis, xl
         if anchor:
             anchors.append(anchor)
     unit = "warm time (s)" if metric == "time" else "peak memory (MiB)"
-    ax.set_title(f"{FRAMEWORK_NAMES.get(framework, framework)}: {unit}", loc="left",
-                 fontsize=TEXT_SIZE + 1.5)  # fmt: skip
+    ax.set_title(
+        f"{FRAMEWORK_NAMES.get(framework, framework)}: {unit}", loc="left", fontsize=TEXT_SIZE + 1.5
+    )
     ax.tick_params(labelsize=TEXT_SIZE)
     if not anchors:
         ax.text(0.5, 0.5, "not measured in this profile", ha="center", transform=ax.transAxes)
@@ -198,8 +223,9 @@ def _panel(ax, df, framework, metric, strategies, dtype, allocator, emphasis, xl
     word = "timeout" if metric == "time" else "memory cap"
     lo, hi = ax.get_ylim()
     drawn = [r for r in rows if metric == "memory" or r["status"] != "ok"]
-    limits = [x for x in sorted({_failed_at(r, metric) for r in drawn})
-              if np.isfinite(x) and lo < x < hi]  # fmt: skip
+    limits = [
+        x for x in sorted({_failed_at(r, metric) for r in drawn}) if np.isfinite(x) and lo < x < hi
+    ]
     for k, limit in enumerate(limits):
         ax.axhline(limit, color="black", lw=0.7, ls=":", zorder=0)
         # Each line says its value where a panel has more than one (a 300 s and a 900 s
@@ -209,9 +235,16 @@ def _panel(ax, df, framework, metric, strategies, dtype, allocator, emphasis, xl
         text = f"{word} {limit_text(limit, metric)}" if len(limits) > 1 else word
         below = limits[k - 1] if k else lo
         under = np.log10(limit / below) >= LIMIT_LABEL_ROOM * np.log10(hi / lo)
-        ax.annotate(text, (0.01, limit), xycoords=("axes fraction", "data"), fontsize=9,
-                    xytext=(0, -3 if under else 3), textcoords="offset points",
-                    va="top" if under else "bottom", ha="left")  # fmt: skip
+        ax.annotate(
+            text,
+            (0.01, limit),
+            xycoords=("axes fraction", "data"),
+            fontsize=9,
+            xytext=(0, -3 if under else 3),
+            textcoords="offset points",
+            va="top" if under else "bottom",
+            ha="left",
+        )
     # Placed by the caller once the figure's layout is final (the key below the panels and a
     # title shrink them, and the labels' spacing is computed from a panel's height).
     return failed, [a for a in anchors if a[4]] or anchors
@@ -222,8 +255,10 @@ def _key(failed: set, families: set, metric: str, emphasis: bool):
     handles = [Line2D([], [], color=FAMILIES[f], lw=2.2) for f in FAMILIES if f in families]
     labels = [f for f in FAMILIES if f in families]
     if emphasis:
-        handles += [Line2D([], [], color="#444", lw=2.2), Line2D([], [], color="#444", lw=1,
-                                                                 alpha=0.55)]  # fmt: skip
+        handles += [
+            Line2D([], [], color="#444", lw=2.2),
+            Line2D([], [], color="#444", lw=1, alpha=0.55),
+        ]
         labels += ["recommended, question", "the others"]
     if "no AD" in families:
         handles.append(Line2D([], [], color=FAMILIES["no AD"], lw=1.3, ls=":"))
@@ -233,17 +268,32 @@ def _key(failed: set, families: set, metric: str, emphasis: bool):
         labels.append("warm calls, min–max")
     for status, word in FAILED_WORDS.items():
         if status in failed:
-            handles.append(Line2D([], [], marker=FAILED_MARKERS[status], color="grey", ls="",
-                                  markeredgecolor="black"))  # fmt: skip
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    marker=FAILED_MARKERS[status],
+                    color="grey",
+                    ls="",
+                    markeredgecolor="black",
+                )
+            )
             labels.append(word)
     blank = 2 * len(families) - len(handles)  # families fill the first of two columns
     handles += [Line2D([], [], alpha=0)] * max(blank, 0)
     return handles, labels + [""] * max(blank, 0)
 
 
-def scaling(df: pd.DataFrame, framework: str, metric: str = "time",
-            strategies: list[str] | None = None, dtype: str = "float32",
-            allocator: str = "glibc", ax=None, emphasis: bool = True):  # fmt: skip
+def scaling(
+    df: pd.DataFrame,
+    framework: str,
+    metric: str = "time",
+    strategies: list[str] | None = None,
+    dtype: str = "float32",
+    allocator: str = "glibc",
+    ax=None,
+    emphasis: bool = True,
+):
     """Warm time (metric='time') or absolute peak memory ('memory') against N, log-log, for one
     framework: a line per strategy in its family's colour, labelled at its end (strong lines
     only when ``emphasis``), failed cases as markers at the timeout or cap. Returns the axes."""
@@ -251,14 +301,21 @@ def scaling(df: pd.DataFrame, framework: str, metric: str = "time",
     own = ax is None
     if own:
         _, ax = plt.subplots(figsize=(SCALING_WIDTH, PANEL_HEIGHT + 0.9))
-    failed, labels = _panel(ax, df, framework, metric, strategies, dtype, allocator, emphasis,
-                            None, None)  # fmt: skip
+    failed, labels = _panel(
+        ax, df, framework, metric, strategies, dtype, allocator, emphasis, None, None
+    )
     if own:
         names = strategies or sorted(set(_rows(df, framework, dtype, allocator)["strategy"]))
         families = {family(framework, n) for n in names}
-        ax.figure.legend(*_key(failed, families, metric, emphasis), loc="outside lower center",
-                         ncol=2, frameon=False, fontsize=TEXT_SIZE - 0.5,
-                         handlelength=1.6, columnspacing=1.2)  # fmt: skip
+        ax.figure.legend(
+            *_key(failed, families, metric, emphasis),
+            loc="outside lower center",
+            ncol=2,
+            frameon=False,
+            fontsize=TEXT_SIZE - 0.5,
+            handlelength=1.6,
+            columnspacing=1.2,
+        )
     place_labels(ax, labels, drop_first=FAMILIES["compiled"])
     return ax
 
@@ -270,9 +327,14 @@ def grid(count: int, extra_height: float = 1.4, share: bool = True):
     and the one above it shows its N axis)."""
     cols = 2 if count > 1 else 1
     rows = -(-max(count, 1) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(SCALING_WIDTH * cols,
-                             PANEL_HEIGHT * rows + extra_height), sharex=share, sharey=share,
-                             squeeze=False)  # fmt: skip
+    fig, axes = plt.subplots(
+        rows,
+        cols,
+        figsize=(SCALING_WIDTH * cols, PANEL_HEIGHT * rows + extra_height),
+        sharex=share,
+        sharey=share,
+        squeeze=False,
+    )
     flat = list(axes.ravel())
     for ax in flat[max(count, 1) :]:
         fig.delaxes(ax)
@@ -285,14 +347,20 @@ def grid(count: int, extra_height: float = 1.4, share: bool = True):
     return fig, panels
 
 
-def scaling_grid(df: pd.DataFrame, metric: str = "time", frameworks=None,
-                 dtype: str = "float32", allocator: str = "glibc",
-                 title: str | None = None):  # fmt: skip
+def scaling_grid(
+    df: pd.DataFrame,
+    metric: str = "time",
+    frameworks=None,
+    dtype: str = "float32",
+    allocator: str = "glibc",
+    title: str | None = None,
+):
     """One panel per framework, side by side in a 2 × 2 grid (for four) at page width, on shared
     axes, with one key below (and a title above, if given)."""
     style()
-    frameworks = [f for f in (frameworks or registry.FRAMEWORKS)
-                  if len(_rows(df, f, dtype, allocator))]  # fmt: skip
+    frameworks = [
+        f for f in (frameworks or registry.FRAMEWORKS) if len(_rows(df, f, dtype, allocator))
+    ]
     rows = [r for f in frameworks for r in records(_rows(df, f, dtype, allocator))]
     xs, ys = _extent(rows, metric)
     xlim, ylim = _limits(xs), _limits(ys)
@@ -307,9 +375,15 @@ def scaling_grid(df: pd.DataFrame, metric: str = "time", frameworks=None,
         failed |= seen
         labels.append((ax, anchors))
         families |= {family(fw, n) for n in {r["strategy"] for r in rows if r["framework"] == fw}}
-    fig.legend(*_key(failed, families, metric, True), loc="outside lower center", ncol=2,
-               frameon=False, fontsize=TEXT_SIZE - 0.5, handlelength=1.6,
-               columnspacing=1.2)  # fmt: skip
+    fig.legend(
+        *_key(failed, families, metric, True),
+        loc="outside lower center",
+        ncol=2,
+        frameon=False,
+        fontsize=TEXT_SIZE - 0.5,
+        handlelength=1.6,
+        columnspacing=1.2,
+    )
     if title:
         fig.suptitle(title, fontsize=TEXT_SIZE)
     for ax, anchors in labels:

@@ -86,7 +86,7 @@ def failure_legend(ax, failed_seen, outside: bool = True) -> None:
                     color="grey",
                     ls="",
                     markeredgecolor="black",
-                )  # fmt: skip
+                )
             )
             labels.append(word)
     if outside:

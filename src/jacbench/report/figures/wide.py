@@ -20,16 +20,18 @@ from jacbench.report.figures.style import (
 )
 
 
-def wide_scaling(rows_of, title: str, frameworks=AD_FRAMEWORKS,
-                 reference: list[dict] | None = None):  # fmt: skip
+def wide_scaling(
+    rows_of, title: str, frameworks=AD_FRAMEWORKS, reference: list[dict] | None = None
+):
     """Warm time against n, one panel per framework, for the rows ``rows_of(framework)``
     returns (all sizes of one kind of method); failures drawn at the timeout or, when skipped
     on the model's prediction, at the top of the panel. ``reference`` rows (the closed form)
     are a dotted black line in every panel."""
     style()
     # 2.3 inches a panel: three stacked fit a laptop's screen (about 780 px).
-    fig, axes = plt.subplots(len(frameworks), 1, figsize=(WIDTH, 2.3 * len(frameworks)),
-                             sharex=True)  # fmt: skip
+    fig, axes = plt.subplots(
+        len(frameworks), 1, figsize=(WIDTH, 2.3 * len(frameworks)), sharex=True
+    )
     for ax, fw in zip(np.atleast_1d(axes), frameworks, strict=True):
         rows = rows_of(fw)
         names = sorted({r["strategy"] for r in rows})
@@ -41,17 +43,30 @@ def wide_scaling(rows_of, title: str, frameworks=AD_FRAMEWORKS,
             ok = [r for r in series if r["status"] == "ok"]
             short = parse(fw, name).name
             if ok:
-                ax.plot([r["inputs"] for r in ok], [r["warm_median_s"] for r in ok], marker="o",
-                        ms=4, color=colours[name], label=short)  # fmt: skip
+                ax.plot(
+                    [r["inputs"] for r in ok],
+                    [r["warm_median_s"] for r in ok],
+                    marker="o",
+                    ms=4,
+                    color=colours[name],
+                    label=short,
+                )
             for r in series:
                 if r["status"] == "ok":
                     continue
                 word = FAILED_WORDS.get(r["status"], r["status"])
                 first = (name, word) not in failed_seen and not ok
-                ax.scatter([r["inputs"]], [r["timeout"] if r["status"] == "timeout" else top],
-                           marker=FAILED_MARKERS.get(r["status"], "D"), s=60, zorder=5,
-                           color=colours[name], edgecolors="black", linewidths=0.6,
-                           label=f"{short}: {word}" if first else None)  # fmt: skip
+                ax.scatter(
+                    [r["inputs"]],
+                    [r["timeout"] if r["status"] == "timeout" else top],
+                    marker=FAILED_MARKERS.get(r["status"], "D"),
+                    s=60,
+                    zorder=5,
+                    color=colours[name],
+                    edgecolors="black",
+                    linewidths=0.6,
+                    label=f"{short}: {word}" if first else None,
+                )
                 failed_seen.add((name, word))
         ax.set_title(f"{FRAMEWORK_NAMES[fw]}: {title}")
         if not rows:
@@ -59,8 +74,14 @@ def wide_scaling(rows_of, title: str, frameworks=AD_FRAMEWORKS,
             continue
         ref = [r for r in reference or [] if r["status"] == "ok"]
         if ref:
-            ax.plot([r["inputs"] for r in ref], [r["warm_median_s"] for r in ref], ":",
-                    color="black", marker=".", label="closed form (numpy)")  # fmt: skip
+            ax.plot(
+                [r["inputs"] for r in ref],
+                [r["warm_median_s"] for r in ref],
+                ":",
+                color="black",
+                marker=".",
+                label="closed form (numpy)",
+            )
         log_axes(ax)
         ax.set_ylabel("warm median time (s)")
         failure_legend(ax, failed_seen, outside=True)

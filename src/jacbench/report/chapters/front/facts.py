@@ -92,8 +92,10 @@ class Facts:
     @property
     def all_picked(self) -> bool:
         """Whether every snippet runs a strategy the book picks at its question's size."""
-        return all(a.repeated_pick and (a.snippet.hessian is None or a.hessian_is_pick)
-                   for a in self.answers.values())  # fmt: skip
+        return all(
+            a.repeated_pick and (a.snippet.hessian is None or a.hessian_is_pick)
+            for a in self.answers.values()
+        )
 
 
 def facts(picks: Picks) -> Facts:

@@ -28,6 +28,12 @@ def price(a: Answer, question: tuple[str, str] | None = None) -> pd.DataFrame:
     if s.hessian:
         rows.append(_row(f"{s.hessian} (three products H v)", a.hessian))
     if question:
-        rows.append({"": question[0], "first call": question[1], "later calls": "–",
-                     "memory beyond the inputs": "–"})  # fmt: skip
+        rows.append(
+            {
+                "": question[0],
+                "first call": question[1],
+                "later calls": "–",
+                "memory beyond the inputs": "–",
+            }
+        )
     return pd.DataFrame(rows)

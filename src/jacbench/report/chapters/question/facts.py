@@ -66,11 +66,20 @@ def _program(row: pd.Series | None) -> Program | None:
     if row is None:
         return None
     return Program(
-        str(row["framework"]), str(row["allocator"]), int(row["paths"]), str(row["status"]),
-        _num(row, "cold_s"), _num(row, "warm_median_s"), _num(row, "peak"),
-        _num(row, "import_peak"), _num(row, "peak_over_inputs"), _num(row, "wall_s"),
-        _num(row, "watched_peak_rss"), _num(row, "mem_cap"), _num(row, "predicted_peak"),
-    )  # fmt: skip
+        str(row["framework"]),
+        str(row["allocator"]),
+        int(row["paths"]),
+        str(row["status"]),
+        _num(row, "cold_s"),
+        _num(row, "warm_median_s"),
+        _num(row, "peak"),
+        _num(row, "import_peak"),
+        _num(row, "peak_over_inputs"),
+        _num(row, "wall_s"),
+        _num(row, "watched_peak_rss"),
+        _num(row, "mem_cap"),
+        _num(row, "predicted_peak"),
+    )
 
 
 def program(
@@ -110,8 +119,9 @@ class Facts:
     def about_a_minute(self, allocator: str) -> bool:
         """Whether PyTorch's program took about a minute at n under an allocator (first call)."""
         p = self.torch.get(allocator)
-        return bool(p and p.finished and REPORTED["big_s"] / ABOUT <= p.first_s
-                    <= REPORTED["big_s"] * ABOUT)  # fmt: skip
+        return bool(
+            p and p.finished and REPORTED["big_s"] / ABOUT <= p.first_s <= REPORTED["big_s"] * ABOUT
+        )
 
     def stopped(self, allocator: str) -> bool:
         """Whether PyTorch's program at n was stopped by the memory cap under an allocator."""

@@ -42,33 +42,41 @@ def observations(f: Facts) -> pd.DataFrame:
     """One row per observation: what the question saw, what was measured here (first call and
     the process's peak, or what stopped it), and whether each is alike within ABOUT."""
     rows = []
-    small = {"PyTorch": ("torch", f.torch_small.get("glibc")),
-             "TensorFlow": ("tensorflow", f.tensorflow_small)}  # fmt: skip
+    small = {
+        "PyTorch": ("torch", f.torch_small.get("glibc")),
+        "TensorFlow": ("tensorflow", f.tensorflow_small),
+    }
     for name, (fw, p) in small.items():
         mb = REPORTED["small_mb"][fw]
-        rows.append({
-            "program": f"{name}, N = {f.small_n:,}",
-            "the question saw": f"about 1 s, {mb} MB",
-            "measured here": outcome(p),
-            "time alike?": alike(p and p.first_s, REPORTED["small_s"], "faster", "slower"),
-            "memory alike?": alike(p and p.peak and p.peak / 1e6, mb, "less", "more"),
-        })  # fmt: skip
+        rows.append(
+            {
+                "program": f"{name}, N = {f.small_n:,}",
+                "the question saw": f"about 1 s, {mb} MB",
+                "measured here": outcome(p),
+                "time alike?": alike(p and p.first_s, REPORTED["small_s"], "faster", "slower"),
+                "memory alike?": alike(p and p.peak and p.peak / 1e6, mb, "less", "more"),
+            }
+        )
     for allocator, p in f.torch.items():
         first = p.first_s if p is not None and p.finished else None
-        rows.append({
-            "program": f"PyTorch, N = {f.n:,}, {allocator}",
-            "the question saw": "about 1 min, memory flat",
-            "measured here": outcome(p),
-            "time alike?": alike(first, REPORTED["big_s"], "faster", "slower"),
-            "memory alike?": _memory(f, allocator),
-        })  # fmt: skip
-    rows.append({
-        "program": f"TensorFlow, N = {f.n:,}",
-        "the question saw": f"out of {REPORTED['fail_gb']} GB after minutes",
-        "measured here": outcome(f.tensorflow),
-        "time alike?": "–",
-        "memory alike?": "yes, out of memory" if f.tensorflow_out_of_memory else "no",
-    })  # fmt: skip
+        rows.append(
+            {
+                "program": f"PyTorch, N = {f.n:,}, {allocator}",
+                "the question saw": "about 1 min, memory flat",
+                "measured here": outcome(p),
+                "time alike?": alike(first, REPORTED["big_s"], "faster", "slower"),
+                "memory alike?": _memory(f, allocator),
+            }
+        )
+    rows.append(
+        {
+            "program": f"TensorFlow, N = {f.n:,}",
+            "the question saw": f"out of {REPORTED['fail_gb']} GB after minutes",
+            "measured here": outcome(f.tensorflow),
+            "time alike?": "–",
+            "memory alike?": "yes, out of memory" if f.tensorflow_out_of_memory else "no",
+        }
+    )
     return pd.DataFrame(rows)
 
 
@@ -79,10 +87,12 @@ def fix_beside(f: Facts) -> pd.DataFrame:
     out = []
     for what, p in rows:
         done = p is not None and p.finished
-        out.append({
-            "PyTorch": what,
-            "first call": formats.duration(p.first_s) if done else outcome(p),
-            "warm call": formats.duration(p.warm_s) if done else "–",
-            "beyond the inputs": formats.size(p.beyond_inputs) if done else "–",
-        })  # fmt: skip
+        out.append(
+            {
+                "PyTorch": what,
+                "first call": formats.duration(p.first_s) if done else outcome(p),
+                "warm call": formats.duration(p.warm_s) if done else "–",
+                "beyond the inputs": formats.size(p.beyond_inputs) if done else "–",
+            }
+        )
     return pd.DataFrame(out)
