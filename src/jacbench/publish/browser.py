@@ -178,7 +178,8 @@ def check_built_book(
     problems = check_html(html, Path(source), executable=executable)
     saved, more = screenshots(html, shots, Book.from_sources(Path(source)), executable=executable)
     problems += more
-    readings, _ = prose_check(html, Book.from_sources(Path(source)))
+    book = Book.from_sources(Path(source))
+    readings, _ = prose_check(html, [book.root, *book.chapters])
     summary = (
         "How the prose reads (publish.prose: sentences, words, mean words a sentence, share "
         f"over {prose.LONG} words, numbers and parentheses a sentence):\n"

@@ -17,12 +17,11 @@ from urllib.parse import quote, unquote, urlsplit
 import yaml
 
 from jacbench.errors import UsageError
-from jacbench.publish import prose
 from jacbench.publish.chromium import TIMEOUT_MS, VIEWPORTS, Visit, browser, open_page, serve
 from jacbench.publish.readerchecks import (
-    SUMMARIZED,
     height_problems,
     measure_heights,
+    prose_check,
     summary_problems,
 )
 
@@ -30,8 +29,6 @@ from jacbench.publish.readerchecks import (
 ASSET_DIRS = ("_static", "_sources", "_images", "_downloads")
 # Queries the search page must answer with a given page (docname).
 SEARCHES = {"pfor": "notebooks/04-gbm"}
-# Pages whose text is not prose to read: the bibliography.
-PROSE_LEFT_OUT = ("book/references",)
 GLUE_TEXT = re.compile(r"\{glue:text\}`")
 
 
@@ -392,12 +389,5 @@ def check_html(
             problems += check_search(context, base, query, docname)
     if only is None:
         problems += summary_problems(html)
-        problems += prose_check(html, book)[1]
+        problems += prose_check(html, [book.root, *book.chapters])[1]
     return problems
-
-
-def prose_check(html: Path, book: Book) -> tuple[list[prose.Reading], list[str]]:
-    """How the front page and every chapter read (publish.prose), against the targets: the
-    chapters that open with their answer are the main ones, held to a length too."""
-    pages = [book.root, *[c for c in book.chapters if c not in PROSE_LEFT_OUT]]
-    return prose.check(html, pages, main=set(SUMMARIZED))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from html.parser import HTMLParser
 from pathlib import Path
 
+from jacbench.publish import prose
 from jacbench.publish.chromium import VIEWPORTS
 
 # The chapters that open with their answer, and the title of the box that gives it.
@@ -20,6 +21,8 @@ SUMMARIZED = tuple(
     for name in ("01-question", "02-modes", "03-vectorized", "04-gbm", "05-wide", "06-recommend")
 )
 SUMMARY_TITLE = "In short"
+# Pages whose text is not prose to read: the bibliography.
+PROSE_LEFT_OUT = ("book/references",)
 # At the laptop's width, in CSS pixels: a page a reader can finish (about 15 screens) and a
 # figure that fits a screen.
 MAX_PAGE_HEIGHT = 12_000
@@ -138,3 +141,10 @@ def height_problems(
             tall = f"{f['height']:,.0f} px tall (at most {max_figure:,})"
             problems.append(f"{where}: figure {f['name']} is {tall}")
     return problems
+
+
+def prose_check(html: Path, pages: list[str]) -> tuple[list[prose.Reading], list[str]]:
+    """How the front page and every chapter (docnames) read (publish.prose), against the targets:
+    the chapters that open with their answer are the main ones, held to a length too."""
+    pages = [p for p in pages if p not in PROSE_LEFT_OUT]
+    return prose.check(html, pages, main=set(SUMMARIZED))
