@@ -89,10 +89,12 @@ def wide_scaling(
     return fig
 
 
-def crossover(rows: list[dict], aspects: dict[str, float | None]):
+def crossover(rows: list[dict], aspects: dict[str, float | None], tied: set[tuple] | None = None):
     """Forward over reverse Jacobian time against the aspect m / n (tall on the left): above
-    1, reverse mode is faster; the dashed line marks each framework's crossover."""
+    1, reverse mode is faster; the dashed line marks each framework's crossover, and the
+    shapes in tied ((framework, m, n): the two modes not ranked) are drawn hollow."""
     style()
+    tied = tied or set()
     fig, ax = plt.subplots(figsize=(WIDTH, 3.8))
     for fw in sorted({r["framework"] for r in rows}):
         t: dict[tuple[int, int], dict[str, float]] = {}
@@ -104,6 +106,10 @@ def crossover(rows: list[dict], aspects: dict[str, float | None]):
         ys = [t[s]["forward"] / t[s]["reverse"] for s in shapes]
         colour = FRAMEWORK_COLOURS[fw]
         ax.plot(xs, ys, marker="o", ms=4, color=colour, label=FRAMEWORK_NAMES[fw])
+        hollow = [(m / n, y) for (m, n), y in zip(shapes, ys, strict=True) if (fw, m, n) in tied]
+        if hollow:
+            x, y = zip(*hollow, strict=True)
+            ax.scatter(x, y, s=36, zorder=5, facecolors="white", edgecolors=colour, lw=1.2)
         if aspects.get(fw) is not None:
             ax.axvline(aspects[fw], color=colour, ls="--", lw=0.8)
     ax.axhline(1.0, color="black", lw=0.8)

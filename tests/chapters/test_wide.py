@@ -1,0 +1,199 @@
+"""Chapter 5's facts (report.chapters.wide): the wide Jacobian at the question's n, the question's
+solutions, Hessians, per-path second derivatives and the tall-to-wide crossover, on the reference
+dataset, on rows edited so that the answer changes, and on the small fixture."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from jacbench.report import data, dataset, picks
+from jacbench.report.chapters import wide
+from jacbench.report.chapters.wide import tables
+from jacbench.report.chapters.wide.facts import LOOP, TF_FUNCTION, vectorized
+from tests.chapters.rows import at, edit
+
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = ROOT / dataset.RESULTS
+CROSSOVER = ROOT / "book/reference/standard.crossover.csv"
+N = 100_000
+
+
+@pytest.fixture(scope="module")
+def others():
+    return dataset.other_sessions(REFERENCE)
+
+
+@pytest.fixture
+def reference():
+    return data.load(REFERENCE)
+
+
+@pytest.fixture(scope="module")
+def shapes():
+    return wide.rows(CROSSOVER)
+
+
+def _facts(df, others, shapes=None):
+    return wide.facts(df, picks.compute(df, others), shapes or [])
+
+
+def _warm(df, framework, strategy, seconds, inputs=N, **where):
+    """Set a row's warm median and fastest warm call to the same time."""
+    i = at(df, framework, strategy, inputs=inputs, **where)
+    return edit(df, i, warm_median_s=seconds, warm_min_s=seconds)
+
+
+def test_every_strategy_at_the_questions_n(reference, others):
+    f = _facts(reference, others)
+    assert f.n == N and f.dense_bytes == 4 * N**2
+    loop = reference.loc[at(reference, "torch", LOOP, inputs=N)]
+    assert f.at("torch", LOOP).warm_s == pytest.approx(loop["warm_median_s"])
+    assert f.at("torch", LOOP).beyond_inputs == pytest.approx(loop["peak_over_inputs"])
+    assert f.jacfwd_skipped and f.at("jax", "jacfwd").predicted > f.at("jax", "jacfwd").cap
+    assert {fw for fw, _ in f.cases} == {"torch", "tensorflow", "jax", "numpy"}
+    assert f.largest == 10_000_000
+    assert {c.size for c in f.jacfwd_largest.values()} == {16_000}
+
+
+def test_the_loop_is_pytorchs_pick_tied_with_functional_jacobian(reference, others):
+    f = _facts(reference, others)
+    assert set(f.pick("torch").repeated) == {LOOP, "functional-loop"}
+    assert f.loop_ties_functional and f.loop_against["functional-loop"].overhead
+    assert set(vectorized()) == {"functional-vectorized", "batched-backward", "jacrev"}
+    assert f.loop_beats(vectorized()) and f.loop_beats(vectorized(), first_call=True)
+    for name in vectorized():
+        c = f.loop_against[name]
+        assert c.factor > c.margin and not c.overhead
+    big = f.pick("torch", "largest")
+    assert {LOOP, "jacrev", "functional-vectorized"} <= set(big.repeated)
+    assert "batched-backward" not in big.repeated
+
+
+def test_tensorflow_retraces_eagerly_and_tf_function_wins_later(reference, others):
+    f = _facts(reference, others)
+    eager = f.at("tensorflow", "tape-jacobian-pfor")
+    assert f.tf_retraces and eager.warm_s >= 0.5 * eager.cold_s
+    assert f.tf_function.winner() == TF_FUNCTION
+    assert f.tf_function.factor == pytest.approx(
+        eager.warm_s / f.at("tensorflow", TF_FUNCTION).warm_s
+    )
+    p = f.pick("tensorflow")
+    assert p.repeated == (TF_FUNCTION,) and TF_FUNCTION not in p.one_call and p.overtakes_at > 1
+    assert f.tf_loop_first_call.winner() == "tape-jacobian-loop"
+    assert f.pick("jax").repeated == f.pick("jax").one_call == ("jacrev",)
+
+
+def test_the_questions_solutions_and_the_third_answer(reference, others):
+    f = _facts(reference, others)
+    loop, graph = f.at("torch", LOOP), f.at("torch", "grad-loop-create-graph")
+    assert f.create_graph.winner() == LOOP
+    assert f.create_graph.factor == pytest.approx(graph.warm_s / loop.warm_s)
+    assert f.loop_beats(("batched-backward",))
+    assert f.at("torch", "batched-backward").beyond_inputs > loop.beyond_inputs
+    hand, sol2 = f.at("numpy", "analytic"), f.at("torch", "batched-backward")
+    assert f.by_hand.winner() == "analytic"
+    assert f.by_hand.factor == pytest.approx(sol2.warm_s / hand.warm_s)
+    assert 1 < f.by_hand.factor < f.reported_by_hand == pytest.approx(11.7e-3 / 539e-6)
+
+
+def test_hessians_dense_limit_and_products(reference, others):
+    h = _facts(reference, others).hessians
+    assert (h.dense_largest, h.dense_stopped, h.both_at) == (3_000, 10_000, 1_000)
+    assert h.sizes == (300, 1_000, 3_000, 10_000, N)
+    assert h.all_capped and h.none_started_at_n and h.cap == 8 * 2**30
+    assert h.products_win("torch") and h.products_win("tensorflow")
+    assert h.unranked("jax") and not h.products_win("jax")
+
+
+def test_per_path_second_derivatives(reference, others):
+    g = _facts(reference, others).greeks
+    assert g.accurate and g.error["float64"] < 1e-14 < g.error["float32"] < 1e-5
+    assert g.paths == 1_000_000 and g.over_pathwise.winner() == "pathwise"
+    assert 2 < g.over_pathwise.factor < 3
+    assert g.jax_paths == 1_000_000 and g.jax_float32_slower and g.jax_float32_anomaly
+
+
+def test_the_crossover_by_the_books_rule(reference, others, shapes):
+    c = _facts(reference, others, shapes).crossover
+    assert c.total == 32 * 2048 and len(c.shapes) == 21
+    assert c.smaller_side_wins and c.square_unranked and c.ties_under_a_millisecond
+    assert c.tied() == {(fw, 256, 256) for fw in ("torch", "tensorflow", "jax")} | {
+        ("jax", 128, 512)
+    }
+    assert all(s.winner == s.smaller_side for s in c.ranked) and len(c.ranked) == 17
+
+
+def test_a_slow_loop_loses_the_pick(reference, others):
+    f = _facts(_warm(reference, "torch", LOOP, 5e-3), others)
+    assert LOOP not in f.pick("torch").repeated
+    assert not f.loop_beats(vectorized()) and not f.loop_ties_functional
+    assert f.loop_against["functional-loop"].winner() == "functional-loop"
+
+
+def test_edited_rows_change_the_other_facts(reference, others):
+    _warm(reference, "torch", "grad-loop-create-graph", 0.78e-3)  # both under 1 ms: a tie
+    _warm(reference, "tensorflow", "tape-jacobian-pfor", 10e-3)  # no longer retracing's cost
+    _warm(reference, "jax", "second:hvp", 5e-3, inputs=1_000)  # slower than the dense Hessian
+    f = _facts(reference, others)
+    assert f.create_graph.tied and f.create_graph.overhead
+    assert not f.tf_retraces
+    assert f.hessians.products_against_dense["jax"][0].winner() == "hessian"
+    assert not f.hessians.unranked("jax")
+
+
+def test_a_dense_hessian_that_fits_moves_the_limit(reference, others):
+    i = at(reference, "torch", "second:func-hessian", inputs=10_000)
+    edit(reference, i, status="ok", warm_median_s=2.0, warm_min_s=2.0, cold_s=3.0)
+    h = _facts(reference, others).hessians
+    assert h.dense_largest == 10_000 and h.dense_stopped == N
+    assert not h.all_capped and h.none_started_at_n
+
+
+def test_edited_crossover_and_greeks(reference, others, shapes):
+    edited = [dict(r) for r in shapes]
+    for r in edited:  # forward mode slow at the tallest shape of PyTorch
+        if (r["framework"], r["outputs"], r["mode"]) == ("torch", 2048, "forward"):
+            r["warm_median_s"] = r["warm_min_s"] = 1.0
+    c = _facts(reference, others, edited).crossover
+    (tallest,) = [s for s in c.shapes if (s.framework, s.outputs) == ("torch", 2048)]
+    assert not c.smaller_side_wins and tallest.winner == "reverse" and tallest.ratio > 100
+    i = at(reference, "jax", "second:greeks", paths=1_000_000)
+    edit(reference, i, warm_median_s=1.0, warm_min_s=1.0)
+    g = _facts(reference, others).greeks
+    assert not g.jax_float32_slower and not g.jax_float32_anomaly
+
+
+def test_the_fixture_reads_missing_facts_as_unknown(small):
+    f = wide.facts(small, picks.compute(small, []), [])
+    assert f.at("torch", LOOP) is None and f.pick("torch") is None
+    assert f.create_graph is None and f.by_hand is None and f.tf_function is None
+    assert not f.loop_beats(vectorized()) and not f.loop_ties_functional and not f.tf_retraces
+    assert f.jacfwd_skipped and f.pick("jax").repeated == ("jacrev",)
+    h = f.hessians
+    assert h.dense_largest == 1_000 and h.none_started_at_n and h.dense_stopped == N
+    assert not h.products_win("torch") and h.both_at is None
+    g = f.greeks
+    assert g.paths is None and g.over_pathwise is None and g.jax_paths is None
+    assert g.accurate and not g.jax_float32_anomaly
+    assert f.crossover.total is None and not f.crossover.smaller_side_wins
+
+
+def test_tables(reference, others, shapes, small):
+    f = _facts(reference, others, shapes)
+    assert len(tables.strategies(f)) == len(f.cases) == 14
+    shown = tables.picks(f)
+    assert len(shown) == 6 and list(shown["framework"])[:3] == ["PyTorch", "TensorFlow", "JAX"]
+    solutions = ["grad-loop-create-graph", LOOP, "batched-backward"]
+    assert list(tables.solutions(f)["strategy"]) == solutions
+    assert tables.third_answer(f).shape == (3, 3)
+    assert len(tables.per_sample(reference)) == 16
+    assert tables.hessians(reference, f.hessians.sizes).shape == (9, 3 + 5)
+    assert tables.greeks(reference).shape == (8, 3 + 3 + 1)
+    verdicts = tables.crossover(f.crossover)
+    assert len(verdicts) == 7 and (verdicts == "tie").to_numpy().sum() == 4
+    empty = wide.facts(small, picks.compute(small, []), [])
+    assert (
+        isinstance(tables.strategies(empty), pd.DataFrame)
+        and tables.crossover(empty.crossover).empty
+    )
