@@ -89,6 +89,11 @@ class Facts:
     def answer(self, shape: str, framework: str) -> Answer:
         return self.answers[(shape, framework)]
 
+    def measured(self, shape: str, framework: str, name: str) -> bool:
+        """Whether a strategy ran correctly at its shape's question size."""
+        answer = self.answers.get((shape, framework))
+        return bool(answer and name in answer.pick.entries)
+
     @property
     def all_picked(self) -> bool:
         """Whether every snippet runs a strategy the book picks at its question's size."""
