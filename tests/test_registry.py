@@ -121,17 +121,11 @@ def test_the_question_programs_are_never_candidates():
     assert registry.get("torch", "pathwise").candidate
 
 
-def test_each_framework_has_one_answer_per_role_and_the_answer_code_prints_it():
-    """The answer code of chapter 6 includes the builder of every strategy the registry marks as
-    an answer, and of no other: the tabs show what the glued costs beside them measured."""
-    from pathlib import Path
-
+def test_each_framework_has_one_strategy_per_answer_role_and_per_snippet():
+    """Each AD framework has one strategy of each answer role (its pathwise gradient, forward
+    mode, wide Jacobian), and its snippets run registered strategies of the right problem."""
     from jacbench.second import registry as second
 
-    text = (Path(__file__).resolve().parents[1] / "notebooks" / "06-recommend.md").read_text()
-    included = r"```\{literalinclude\} \.\./src/jacbench/(\w+)/(\w+)\.py\n:pyobject: (build_\w+)"
-    shown = set(re.findall(included, text))
-    wanted = set()
     for fw in AD:
         for role in registry.ANSWERS:
             s = registry.answer(fw, role)
@@ -139,15 +133,34 @@ def test_each_framework_has_one_answer_per_role_and_the_answer_code_prints_it():
             problem = "moments" if role == "wide" else "gbm"
             assert problem in s.problems and s.candidate, s.key
             assert s.mode == ("forward" if role == "forward" else "reverse"), s.key
-            module, _, func = s.entry(problem).partition(":")
-            wanted.add(("strategies", module.rpartition(".")[2], func))
-        hvp = second.answer(fw)
-        assert hvp.kind == "hvp"
-        wanted.add(("second", f"{fw}_second", "build_" + hvp.name.replace("-", "_")))
-    assert shown == wanted
+        tall, wide = registry.snippet(fw, "tall"), registry.snippet(fw, "wide")
+        assert "gbm" in tall.problems and "moments" in wide.problems and wide.mode == "reverse"
+        compiled = registry.snippet(fw, "tall-compiled")
+        assert compiled is None or (compiled.compiled and compiled.variant_of == tall.name)
+        assert second.answer(fw).kind == "hvp"
 
 
 def test_memory_models_were_fitted_under_a_known_allocator():
     from jacbench.constants import ALLOCATORS
 
     assert {s.memory_fitted_under for s in registry.STRATEGIES} <= set(ALLOCATORS)
+
+
+# The framework's API a record's call names (numpy's: the closed form or its bumps, no AD).
+API = {"torch": ("torch.",), "tensorflow": ("tf.", "tape."), "jax": ("jax.",), "numpy": ("numpy",)}
+
+
+def test_every_record_names_the_api_call_it_makes():
+    """The glossary maps each label to its call: every strategy and second-order method has one,
+    short, in straight quotes (a reader pastes it), naming its framework's API."""
+    from jacbench.second import registry as second
+
+    records = [*registry.STRATEGIES, *second.METHODS]
+    assert len(records) == len(registry.STRATEGIES) + len(second.METHODS) > 50
+    for r in records:
+        assert r.call and len(r.call) <= 90, r.key
+        assert not set(r.call) & set("\u2018\u2019\u201c\u201d"), r.key
+        assert any(token in r.call for token in API[r.framework]), r.key
+    calls = {s.key: s.call for s in registry.STRATEGIES}
+    assert calls["torch/jacfwd"] == "torch.func.jacfwd(f, argnums=(0, 1))"
+    assert 'strategy="forward-mode"' in calls["torch/functional-forward"]

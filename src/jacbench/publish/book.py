@@ -38,6 +38,7 @@ NOTEBOOKS = (
     "06-recommend",
     "07-method",
     "08-results",
+    "09-glossary",
 )
 # The front page: a notebook too (it glues the answer's measured price), at the book's root.
 FRONT = "index"

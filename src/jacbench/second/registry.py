@@ -39,8 +39,10 @@ class Method(Unsupported):
     default: bool = False  # the framework's own Hessian call
     # How a dense method builds the Hessian, in the recommendation's words (from its code).
     how: str = ""
-    answer: bool = False  # the answer code prints its builder (Hessian-vector products)
+    answer: bool = False  # the answer's wide snippet runs it (Hessian-vector products)
     candidate: bool = True  # a recommendation may pick it (every method here)
+    # The API call it makes, as the glossary shows it (see strategies.registry.Strategy.call).
+    call: str = ""
 
     @property
     def key(self) -> str:
@@ -96,50 +98,63 @@ METHODS: tuple[Method, ...] = (
            "torch.autograd.functional.hessian of each output (reverse-over-reverse).",
            M(batch=8, fixed_mib=20), default=True,
            how="per output, a loop of n reverse sweeps over the gradient's graph; the n rows "
-           "kept, then stacked into a copy"),
+           "kept, then stacked into a copy",
+           call="torch.autograd.functional.hessian(f_k, x) per output"),
     Method("torch", "func-hessian", "dense",
            "torch.func.hessian (jacfwd over jacrev) of all three outputs at once.",
            M(batch=12.5, fixed_mib=100),
            how="jacfwd over jacrev: the n rows of an n × n identity pushed as tangents through "
-           "the reverse pass of all three outputs at once, every intermediate n times larger"),
+           "the reverse pass of all three outputs at once, every intermediate n times larger",
+           call="torch.func.hessian(f)"),
     Method("torch", "hvp", "hvp",
            "Forward-over-reverse: torch.func.jvp of torch.func.grad, one pass per output.",
-           M(arrays=9.5, fixed_mib=150), answer=True),
+           M(arrays=9.5, fixed_mib=150), answer=True,
+           call="torch.func.jvp(torch.func.grad(f_k), (x,), (v,))"),
     Method("torch", "diagonal", "diagonal",
            "The HVP with a vector of ones: exactly diag(H) when H is diagonal (separable f).",
-           M(arrays=9.5, fixed_mib=150)),
+           M(arrays=9.5, fixed_mib=150),
+           call="torch.func.jvp(torch.func.grad(f_k), (x,), (ones,))"),
     Method("torch", "greeks", "greeks",
            "Per-path second-order Greeks: jvp in vol over the pathwise gradient.",
-           M(arrays=24, fixed_mib=90)),
+           M(arrays=24, fixed_mib=90),
+           call="torch.func.jvp of the pathwise torch.func.grad, tangent in vol"),
     Method("tensorflow", "nested-tapes", "dense",
            "A GradientTape.jacobian of the gradient from an inner tape, per output.",
            M(batch=12.5, fixed_mib=20), default=True,
            how="per output, tape.jacobian of the inner tape's gradient, vectorized by pfor: "
-           "every intermediate of the gradient holds n rows"),
+           "every intermediate of the gradient holds n rows",
+           call="outer_tape.jacobian(inner_tape.gradient(y_k, x), x) per output"),
     Method("tensorflow", "hvp", "hvp",
            "Forward-over-reverse: ForwardAccumulator around a GradientTape gradient.",
-           M(arrays=27.5, fixed_mib=10), answer=True),
+           M(arrays=27.5, fixed_mib=10), answer=True,
+           call="tf.autodiff.ForwardAccumulator(x, v) around tape.gradient(y_k, x)"),
     Method("tensorflow", "greeks", "greeks",
            "Per-path second-order Greeks: ForwardAccumulator in vol over the pathwise gradient.",
-           M(arrays=16, fixed_mib=15)),
+           M(arrays=16, fixed_mib=15),
+           call="tf.autodiff.ForwardAccumulator in vol around the pathwise tape.gradient"),
     Method("jax", "hessian", "dense",
            "jax.hessian (jacfwd over jacrev) under jit.", M(batch=3.2, fixed_mib=40),
            default=True,
-           how="jacfwd over jacrev under jit: the n × n identity as tangents, fused by XLA"),
+           how="jacfwd over jacrev under jit: the n × n identity as tangents, fused by XLA",
+           call="jax.jit(jax.hessian(f))"),
     Method("jax", "hvp", "hvp",
            "Forward-over-reverse: jax.jvp of jax.grad, under jit.", M(arrays=2, fixed_mib=60),
-           answer=True),
+           answer=True,
+           call="jax.jit(jax.jvp(jax.grad(f_k), (x,), (v,)))"),
     Method("jax", "diagonal", "diagonal",
            "The HVP with a vector of ones under jit: exactly diag(H) for a separable f.",
-           M(arrays=2.5, fixed_mib=40)),
+           M(arrays=2.5, fixed_mib=40),
+           call="jax.jit(jax.jvp(jax.grad(f_k), (x,), (ones,)))"),
     Method("jax", "greeks", "greeks",
            "Per-path second-order Greeks: jax.jvp in vol over the pathwise jax.grad, under jit.",
-           M(arrays=6, fixed_mib=75)),
+           M(arrays=6, fixed_mib=75),
+           call="jax.jvp of the pathwise jax.grad, tangent in vol, inside jax.jit"),
     # jaxlib 0.10.2's YNNPACK reduction over the time axis stops scaling in float32 beyond
     # about 10^5 paths (jax_second): the same method without it, beside JAX as installed.
     Method("jax", "greeks-no-ynn", "greeks",
            "The per-path Greeks of greeks compiled with XLA's YNNPACK fusion off "
-           "(--xla_cpu_experimental_ynn_fusion_type=).", M(arrays=6, fixed_mib=75)),
+           "(--xla_cpu_experimental_ynn_fusion_type=).", M(arrays=6, fixed_mib=75),
+           call="greeks' call, with XLA's YNNPACK fusion turned off in jax.jit"),
 )  # fmt: skip
 
 
@@ -165,5 +180,5 @@ def default(framework: str) -> Method | None:
 
 
 def answer(framework: str) -> Method | None:
-    """The method whose builder the answer code prints (Hessian-vector products)."""
+    """The method the answer's wide snippet runs (Hessian-vector products)."""
     return next((m for m in by_framework(framework) if m.answer), None)

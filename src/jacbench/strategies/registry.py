@@ -23,9 +23,12 @@ from jacbench.strategies.memory_model import MemoryModel
 
 MODES = ("forward", "reverse", "none")
 BATCHINGS = ("loop", "vectorized", "chunked", "single-pass")
-# The answer code (chapter 6) prints one builder of each AD framework for each of these: the
-# pathwise gradient and forward mode for the tall Jacobian, reverse mode for the wide one.
+# One strategy of each AD framework has each of these roles: the pathwise gradient and forward
+# mode for the tall Jacobian, reverse mode for the wide one.
 ANSWERS = ("pathwise", "forward", "wide")
+# What the answer's snippets run, in each AD framework: the tall Jacobian as the snippet first
+# calls it and, where it shows one, compiled; the wide Jacobian.
+SNIPPETS = ("tall", "tall-compiled", "wide")
 BLOCKED = catalog.BLOCKED
 
 
@@ -56,6 +59,9 @@ class Strategy(Unsupported):
     compiled: bool
     execution: str  # eager, function, xla, jit, inductor, numpy: matches a simulation baseline
     description: str
+    # The API call it makes, as the glossary shows it: f the function, x its inputs, y = f(x),
+    # v a tangent, xs one copy of the inputs per path ("torch.func.jacfwd(f, argnums=(0, 1))").
+    call: str = ""
     dtypes: tuple[str, ...] = DTYPES
     problems: tuple[str, ...] = ("gbm",)
     faithful: bool = False  # the question's own program: draws its own random numbers
@@ -74,8 +80,11 @@ class Strategy(Unsupported):
     # Whether a recommendation may pick it; False for what the book shows only for its cost (the
     # question's programs, a loop recording a graph it never uses).
     candidate: bool = True
-    # The answer code prints its builder: one of ANSWERS, or "".
+    # The framework's strategy of a role of ANSWERS (its pathwise gradient, its forward mode,
+    # its wide Jacobian), or "".
     answer: str = ""
+    # The answer's snippet (book/snippets/FRAMEWORK_SHAPE.py) runs it: one of SNIPPETS, or "".
+    snippet: str = ""
     # The allocator its memory model was fitted under (and is checked under by the tests).
     memory_fitted_under: str = "glibc"
 
@@ -193,8 +202,13 @@ def default(framework: str) -> Strategy | None:
 
 
 def answer(framework: str, role: str) -> Strategy | None:
-    """The strategy whose builder the answer code prints for a role of ANSWERS."""
+    """A framework's strategy of a role of ANSWERS."""
     return next((s for s in by_framework(framework) if s.answer == role), None)
+
+
+def snippet(framework: str, role: str) -> Strategy | None:
+    """The strategy a framework's snippet runs in a role of SNIPPETS (None: it shows none)."""
+    return next((s for s in by_framework(framework) if s.snippet == role), None)
 
 
 def compiled_variants(framework: str) -> list[tuple[str, str | None]]:
