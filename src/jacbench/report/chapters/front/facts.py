@@ -10,6 +10,8 @@ from pathlib import Path
 from jacbench.constants import AD_FRAMEWORKS
 from jacbench.report import picks as book_picks
 from jacbench.report.picks import HESSIAN, QUESTION, TALL, WIDE, Entry, Pick, Picks
+from jacbench.second import registry as second
+from jacbench.strategies import registry
 
 # Where the snippets lie, relative to the checkout (and to the book's staging tree).
 FOLDER = Path("book/snippets")
@@ -33,14 +35,21 @@ class Snippet:
         return FOLDER / self.file
 
 
-SNIPPETS = (
-    Snippet("torch_tall.py", TALL, "torch", "pathwise", "compiled-pathwise"),
-    Snippet("tensorflow_tall.py", TALL, "tensorflow", "pathwise-xla"),
-    Snippet("jax_tall.py", TALL, "jax", "jacfwd"),
-    Snippet("torch_wide.py", WIDE, "torch", "grad-loop", hessian="hvp"),
-    Snippet("tensorflow_wide.py", WIDE, "tensorflow", "tape-jacobian-function", hessian="hvp"),
-    Snippet("jax_wide.py", WIDE, "jax", "jacrev", hessian="hvp"),
-)
+def _snippets() -> tuple[Snippet, ...]:
+    """The snippets, read from the registry's snippet roles: per framework, the tall Jacobian
+    (as it first runs and, where shown, compiled) and the wide one with its Hessian-vector
+    products."""
+    found = []
+    for fw in AD_FRAMEWORKS:
+        tall, compiled = registry.snippet(fw, "tall"), registry.snippet(fw, "tall-compiled")
+        found.append(Snippet(f"{fw}_tall.py", TALL, fw, tall.name, compiled and compiled.name))
+    for fw in AD_FRAMEWORKS:
+        wide, hvp = registry.snippet(fw, "wide"), second.answer(fw)
+        found.append(Snippet(f"{fw}_wide.py", WIDE, fw, wide.name, hessian=hvp.name))
+    return tuple(found)
+
+
+SNIPPETS = _snippets()
 
 
 @dataclass(frozen=True)
@@ -120,5 +129,4 @@ def facts(picks: Picks) -> Facts:
             hessian=hessian.entries.get(s.hessian) if hessian else None,
             hessian_pick=hessian,
         )
-    assert {fw for _, fw in answers} <= set(AD_FRAMEWORKS)
     return Facts(picks, answers)
