@@ -275,7 +275,7 @@ def test_the_worker_streams_a_blocked_target(monkeypatch):
     assert len(rec["ratio_values"]) >= 1
 
 
-# --- the chapter's figure (its numbers: tests/legacy/test_gbm.py) ---------------------------
+# --- the chapter's figure (its numbers: tests/chapters/test_gbm.py) ---------------------------
 
 
 def _blocked_rows(df):

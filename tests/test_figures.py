@@ -1,5 +1,5 @@
 """The scaling figures' strategy families, on the 51-row fixture (no sweep, no book build); the
-price of compilation's numbers are tested in tests/legacy/test_gbm.py."""
+price of compilation's numbers are tested in tests/chapters/test_gbm.py."""
 
 from pathlib import Path
 

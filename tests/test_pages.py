@@ -9,7 +9,7 @@ import pytest
 from jacbench.measure import crossover, store
 from jacbench.publish import browser
 from jacbench.report import data, dataset
-from jacbench.report.legacy import results as results_chapter
+from jacbench.report.chapters import results as results_chapter
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_PAGE = Path("notebooks") / "08-results.html"

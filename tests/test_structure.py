@@ -178,3 +178,46 @@ def test_no_notebook_code_cell_is_over_25_lines():
     }
     assert long == {}
     assert _code_lines("---\ntags: [x]\n---\n" + "a\n" * 26) == 26  # options are not code
+
+
+# The chapters' code computes facts, not sentences: few functions there return a string (a
+# formatted cell, a name, a short phrase), and report/ keeps its layout to ruff.
+REPORT = PACKAGE / "report"
+MOST_STRING_FUNCTIONS = 25
+MOST_FMT_SKIPS = 19
+
+
+def _returns_str(node: ast.FunctionDef) -> bool:
+    """A function annotated '-> str' or whose return statements hand back string literals,
+    f-strings or joins."""
+    if isinstance(node.returns, ast.Name) and node.returns.id == "str":
+        return True
+    if isinstance(node.returns, ast.Constant) and node.returns.value == "str":
+        return True
+    returned = [n.value for n in ast.walk(node) if isinstance(n, ast.Return) and n.value]
+    textual = (ast.JoinedStr, ast.Constant)
+    return bool(returned) and all(
+        (isinstance(v, textual) and not isinstance(getattr(v, "value", ""), int | float | None))
+        or (isinstance(v, ast.Call) and getattr(v.func, "attr", "") == "join")
+        for v in returned
+    )
+
+
+def test_the_chapters_return_facts_not_sentences():
+    found = [
+        f"{path.relative_to(SRC)}:{node.name}"
+        for path in (REPORT / "chapters").rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.FunctionDef) and _returns_str(node)
+    ]
+    assert len(found) <= MOST_STRING_FUNCTIONS, found
+
+
+def test_report_leaves_its_layout_to_ruff():
+    skips = [
+        f"{path.relative_to(SRC)}:{i}"
+        for path in REPORT.rglob("*.py")
+        for i, line in enumerate(path.read_text().splitlines(), 1)
+        if "# fmt: skip" in line
+    ]
+    assert len(skips) <= MOST_FMT_SKIPS, skips

@@ -36,9 +36,10 @@ def code(name) -> str:
     return f"<code>{html.escape(str(name))}</code>"
 
 
-def table(df: pd.DataFrame, code_columns: tuple[str, ...] = ()):
+def table(df: pd.DataFrame, code_columns: tuple[str, ...] = (), wrap_code: bool = False):
     """The DataFrame as the book shows a table: no index, the named columns in code type, every
-    other cell as text (escaped)."""
+    other cell as text (escaped); wrap_code lets code cells wrap (a column of long calls, where
+    a strategy's one-word name would keep to one line)."""
     shown = df.copy()
     for column in shown.columns:
         if column in code_columns:
@@ -46,7 +47,8 @@ def table(df: pd.DataFrame, code_columns: tuple[str, ...] = ()):
         else:
             shown[column] = [html.escape(str(v)) for v in shown[column]]
     shown.columns = [html.escape(str(c)) for c in shown.columns]
-    return shown.style.hide(axis="index").set_table_attributes('class="dataframe"')
+    classes = "dataframe wrap-code" if wrap_code else "dataframe"
+    return shown.style.hide(axis="index").set_table_attributes(f'class="{classes}"')
 
 
 def figure(fig, dpi: int = 110) -> None:
@@ -69,9 +71,11 @@ def choose(key: str, fact: bool, if_true: str, if_false: str) -> None:
     text(key, if_true if fact else if_false)
 
 
-def table_for(key: str, df: pd.DataFrame, code_columns: tuple[str, ...] = ()) -> None:
+def table_for(
+    key: str, df: pd.DataFrame, code_columns: tuple[str, ...] = (), wrap_code: bool = False
+) -> None:
     """Glue a table (as table() shows it) under key, for a ```{glue} key``` directive where a
     cell cannot stand: inside a tab or a dropdown, which one Markdown cell must hold whole."""
     from myst_nb import glue
 
-    glue(key, table(df, code_columns), display=False)
+    glue(key, table(df, code_columns, wrap_code), display=False)

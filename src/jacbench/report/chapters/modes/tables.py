@@ -42,13 +42,13 @@ def costs(f: Facts) -> pd.DataFrame:
             {
                 "framework": FRAMEWORK_NAMES[fw],
                 "forward mode": CALLS[fw, p.forward.name],
-                "forward, warm": formats.time(p.forward.warm_s),
                 "reverse mode": CALLS[fw, p.reverse.name],
-                "reverse, warm": formats.time(p.reverse.warm_s),
+                "warm, forward / reverse": f"{formats.time(p.forward.warm_s)} / "
+                f"{formats.time(p.reverse.warm_s)}",
                 "reverse took": _longer(p),
                 "against N/2": formats.times(share, digits=2),
-                "memory, forward": formats.size(p.forward.beyond_inputs),
-                "memory, reverse": formats.size(p.reverse.beyond_inputs),
+                "memory, forward / reverse": f"{formats.size(p.forward.beyond_inputs)} / "
+                f"{formats.size(p.reverse.beyond_inputs)}",
             }
         )
     return pd.DataFrame(rows)

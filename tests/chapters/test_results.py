@@ -1,10 +1,10 @@
-"""The All results page's table (report.legacy.results): every case, its numbers as text."""
+"""The All results page's table (report.chapters.results): every case, its numbers as text."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from jacbench.report.legacy import results
+from jacbench.report.chapters import results
 
 
 @pytest.mark.parametrize(

@@ -1,1 +1,0 @@
-"""Tests of the chapters' computations (report.legacy), one file per module."""
