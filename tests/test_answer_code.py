@@ -1,15 +1,14 @@
-"""The answer in code: the "What to use" chapter shows, in tab sets synced by framework, the
-very builders the harness timed, each with what it cost in this run."""
+"""The answer in code: the front page opens with each snippet's call in tab sets synced by
+framework, with what it cost; "What to use" shows each snippet whole."""
 
-import ast
 import re
 from html.parser import HTMLParser
 from pathlib import Path
 
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
+from jacbench.report.chapters import front
 
 ROOT = Path(__file__).resolve().parents[1]
-SRC = ROOT / "src" / "jacbench"
 
 
 class TabSets(HTMLParser):
@@ -74,106 +73,49 @@ def tab_sets(path: Path) -> list[list[dict]]:
     return parser.sets
 
 
-def source(module: str, name: str) -> str:
-    """The source of a module-level function, decorators included, as literalinclude shows it."""
-    path = SRC / f"{module}.py"
-    text = path.read_text()
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            return "\n".join(text.splitlines()[start - 1 : node.end_lineno])
-    raise AssertionError(f"{module}.{name} is gone")
-
-
 def squeeze(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-# What each tab of a tab set must show: the module its functions come from, the functions
-# included whole, and the differentiation calls a reader looks for in them.
-TALL = {
-    "torch": (
-        "strategies/torch_gbm",
-        ["_pathwise", "build_pathwise", "_two_jvps", "build_jvp"],
-        ["torch.autograd.grad(", "torch.func.jvp("],
-    ),
-    "tensorflow": (
-        "strategies/tensorflow_gbm",
-        ["_pathwise", "build_pathwise", "_forward", "build_forward_accumulator"],
-        ["tape.gradient(", "tf.autodiff.ForwardAccumulator("],
-    ),
-    "jax": (
-        "strategies/jax_gbm",
-        ["_pathwise", "build_pathwise", "_jvp", "build_jvp", "_runner"],
-        ["jax.grad(", "jax.jvp(", "jax.jit("],
-    ),
-}
-WIDE = {
-    "torch": ("strategies/torch_moments", ["_grad_loop"], ["torch.autograd.grad("]),
-    "tensorflow": (
-        "strategies/tensorflow_moments",
-        ["build_tape_jacobian_function"],
-        ["tape.jacobian(", "@tf.function"],
-    ),
-    "jax": ("strategies/jax_moments", ["_runner", "build_jacrev"], ["jax.jacrev"]),
-}
-HVP = {
-    "torch": ("second/torch_second", ["_hvp", "build_hvp"], ["torch.func.jvp("]),
-    "tensorflow": ("second/tensorflow_second", ["build_hvp"], ["ForwardAccumulator("]),
-    "jax": ("second/jax_second", ["_hvp", "build_hvp"], ["jax.jvp("]),
-}
+def answer(snippet: front.Snippet) -> str:
+    """The part of a snippet the front page shows: between its answer markers."""
+    text = (ROOT / snippet.path).read_text()
+    return text.split("# [answer]\n", 1)[1].split("# [/answer]", 1)[0]
 
 
-def framework_sets(built) -> list[list[dict]]:
-    out, _ = built
-    page = out / "html" / "notebooks" / "06-recommend.html"
+def framework_sets(page: Path) -> list[list[dict]]:
     return [s for s in tab_sets(page) if s and all(t["group"] == "framework" for t in s)]
 
 
-def the_set_showing(sets: list[list[dict]], wanted: dict) -> list[dict]:
-    """The tab set whose tabs show the wanted builders (AssertionError if none)."""
-    for tabs in sets:
-        by_id = {t["id"]: t for t in tabs}
-        if set(by_id) == set(wanted) and all(
-            squeeze(source(wanted[fw][0], wanted[fw][1][0])) in squeeze(by_id[fw]["text"])
-            for fw in wanted
-        ):
-            return tabs
-    raise AssertionError("no tab set synced by framework shows these builders")
+def _by_shape(sets: list[list[dict]], shown) -> dict[str, list[dict]]:
+    """The tab set of each shape: the one whose tabs show that shape's snippets (by shown)."""
+    found = {}
+    for shape in ("tall", "wide"):
+        snippets = {s.framework: s for s in front.SNIPPETS if s.shape == shape}
+        for tabs in sets:
+            text = {t["id"]: squeeze(t["text"]) for t in tabs}
+            if all(squeeze(shown(s)) in text.get(fw, "") for fw, s in snippets.items()):
+                found[shape] = tabs
+    return found
 
 
-def check(tabs: list[dict], wanted: dict) -> None:
-    assert [t["id"] for t in tabs] == list(AD_FRAMEWORKS)
-    assert [t["label"].strip() for t in tabs] == [FRAMEWORK_NAMES[fw] for fw in AD_FRAMEWORKS]
-    for tab in tabs:
-        module, functions, calls = wanted[tab["id"]]
-        shown = squeeze(tab["text"])
-        for name in functions:
-            # The whole function as it stands in the module the harness imports.
-            assert squeeze(source(module, name)) in shown, (tab["id"], name)
-        for call in calls:
-            assert call in tab["text"], (tab["id"], call)
-        assert tab["pasted"], f"{tab['id']}: no glued cost"
-        assert all(p.strip() for p in tab["pasted"]), (tab["id"], tab["pasted"])
+def test_the_front_page_opens_with_each_snippets_answer_and_its_price(built):
+    out, _ = built
+    sets = framework_sets(out / "html" / "book" / "index.html")
+    found = _by_shape(sets, answer)
+    assert set(found) == {"tall", "wide"}
+    for tabs in found.values():
+        assert [t["id"] for t in tabs] == list(AD_FRAMEWORKS)
+        assert [t["label"].strip() for t in tabs] == [FRAMEWORK_NAMES[f] for f in AD_FRAMEWORKS]
+        for tab in tabs:  # the measured price below the code, as a table
+            assert "first call" in tab["text"] and "later calls" in tab["text"], tab["id"]
 
 
-def test_tall_answer_shows_the_timed_pathwise_and_forward_builders(built):
-    sets = framework_sets(built)
-    tabs = the_set_showing(sets, TALL)
-    check(tabs, TALL)
-    text = {t["id"]: t["text"] for t in tabs}
-    assert "def build_pathwise" in text["torch"] and "def build_jvp" in text["torch"]
-    assert "def build_forward_accumulator" in text["tensorflow"]
-    assert "def build_pathwise" in text["jax"] and "def build_jvp" in text["jax"]
-    # The quick profile runs every strategy shown, so each cost is a time, not a gap.
-    for tab in tabs:
-        assert all(" a call at N = " in p for p in tab["pasted"]), tab["pasted"]
-
-
-def test_wide_and_hessian_answers_show_the_timed_builders(built):
-    sets = framework_sets(built)
-    for wanted in (WIDE, HVP):
-        check(the_set_showing(sets, wanted), wanted)
+def test_what_to_use_shows_each_snippet_whole(built):
+    out, _ = built
+    sets = framework_sets(out / "html" / "notebooks" / "06-recommend.html")
+    found = _by_shape(sets, lambda s: (ROOT / s.path).read_text())
+    assert set(found) == {"tall", "wide"}
 
 
 def test_every_framework_tab_in_the_book_is_synced(built):
@@ -189,12 +131,12 @@ def test_every_framework_tab_in_the_book_is_synced(built):
                     seen += 1
                     assert tab["group"] == "framework", (page.name, tab["label"])
                     assert tab["id"] == names[tab["label"].strip()], (page.name, tab["label"])
-    assert seen >= 9  # three tab sets of three frameworks in the chapter "What to use"
+    assert seen >= 12  # two tab sets of three frameworks on the front page and in "What to use"
 
 
-def test_the_question_points_to_the_answer_in_code(built):
+def test_the_front_page_points_to_the_answer_in_code(built):
     out, _ = built
-    html = (out / "html" / "notebooks" / "01-question.html").read_text()
-    assert 'href="06-recommend.html#answer-code"' in html
+    html = (out / "html" / "book" / "index.html").read_text()
+    assert 'href="../notebooks/06-recommend.html#answer-code"' in html
     target = (out / "html" / "notebooks" / "06-recommend.html").read_text()
     assert 'id="answer-code"' in target

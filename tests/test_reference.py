@@ -11,7 +11,7 @@ import pytest
 from jacbench.cli import main
 from jacbench.measure import crossover, profiles, store
 from jacbench.publish import book, reference
-from jacbench.report import dataset
+from jacbench.report import data, dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / dataset.RESULTS
@@ -152,25 +152,11 @@ def test_a_fresh_reference_measures_every_case_again(copy, monkeypatch, capsys):
     assert "--fresh" in capsys.readouterr().err
 
 
-def test_the_dataset_paragraph_says_which_where_and_when():
-    meta = store.read_meta(RESULTS)
-    text = dataset.describe(meta, "book/reference/standard.csv", True)
-    assert "reference dataset" in text and "`book/reference/standard.csv`" in text
-    assert str(meta["date"])[:10] in text and meta["cpu"] in text
-    assert f"{meta['cores']} cores" in text and meta["git_commit"] in text
-    # The RAM as chapter 1 prints it (formats.size: 25,276,194,816 B is 23.5 GiB, not 24).
-    assert f"{meta['ram_bytes'] / 2**30:.1f} GiB of RAM" in text
-    assert "make book PROFILE=quick" in text
-    local = dataset.describe(meta, "results/quick.csv", False)
-    assert "measured on the machine that built it" in local and "reference" not in local
-
-
-def test_staging_marks_the_dataset_and_writes_the_front_pages_paragraph(tmp_path):
+def test_staging_marks_the_dataset(tmp_path):
     staged = book.stage_data(RESULTS, tmp_path, ROOT)
     meta = store.read_meta(tmp_path / staged)
     assert meta["dataset"] == {"source": "book/reference/standard.csv", "reference": True}
-    paragraph = (tmp_path / "book" / "generated" / "dataset.md").read_text()
-    assert "reference dataset" in paragraph
+    assert dataset.is_reference(data.load(tmp_path / staged))
     # A results file outside the checkout is named by its file name alone.
     other = tmp_path / "elsewhere" / "quick.csv"
     other.parent.mkdir()
@@ -179,10 +165,6 @@ def test_staging_marks_the_dataset_and_writes_the_front_pages_paragraph(tmp_path
     staged = book.stage_data(other, tmp_path / "staging2", ROOT)
     meta = store.read_meta(tmp_path / "staging2" / staged)
     assert meta["dataset"] == {"source": "quick.csv", "reference": False}
-
-
-def test_the_front_page_includes_the_paragraph():
-    assert "{include} generated/dataset.md" in (ROOT / "book" / "index.md").read_text()
 
 
 def test_make_book_without_a_profile_measures_nothing():
@@ -200,7 +182,7 @@ def test_building_without_a_reference_dataset_says_make_reference(tmp_path):
         book.build(root=tmp_path, out=tmp_path / "_build")
 
 
-def test_the_built_book_names_its_dataset_on_the_front_page_and_in_reproducibility(built):
+def test_the_built_book_names_its_dataset_on_the_front_page_and_in_the_method(built):
     out, _ = built
     meta = store.read_meta(RESULTS)
     # index.html only redirects to the front page, book/index.html.

@@ -70,3 +70,12 @@ def test_the_observations_table_reads_the_facts(reference):
     fix = tables.fix_beside(f)
     assert list(fix["PyTorch"]) == ["the fix, glibc", "the program, glibc",
                                     "the program, glibc-mmap", "the program, jemalloc"]  # fmt: skip
+
+
+def test_the_fix_beats_every_finished_program(reference):
+    f = question.facts(reference)
+    assert f.fix_beats_every_program and f.faster_under("jemalloc", "glibc-mmap")
+    assert f.fix_against_best == pytest.approx(f.fix_against("jemalloc"))
+    i = _row(reference, "jemalloc")
+    edit(reference, i, warm_median_s=f.fix.warm_s / 2)  # the program now beats the fix warm
+    assert not question.facts(reference).fix_beats_every_program

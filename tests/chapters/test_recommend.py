@@ -7,7 +7,6 @@ import math
 import re
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from jacbench.constants import GIB
@@ -197,8 +196,6 @@ def test_the_fixture_reads_missing_cases_as_unknown(small):
     assert f.dense.inputs == 100_000 and not f.dense.three_fit  # skipped there, 112 GiB
     assert f.fix_is_picked is False and not f.fix_measured
     assert f.faults.by_framework == {}  # float64 ran in PyTorch only, with no faults counted
-    price = tables.price(front.facts(f.picks), TALL, "tensorflow")
-    assert isinstance(price, pd.DataFrame) and len(price) == 1
     for shape in (TALL, WIDE, HESSIAN):
         assert len(tables.picks(f, shape)) == sum(p.shape == shape for p in f.picks.all)
 

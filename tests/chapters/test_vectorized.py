@@ -159,7 +159,7 @@ def test_the_tables_show_the_rule_s_verdicts(ref_facts):
     assert len(shown) == len(ref_facts.loop_pairs)
     for (_, row), p in zip(shown.iterrows(), ref_facts.loop_pairs, strict=True):
         winner = p.winner()
-        assert row["repeated calls"] == (
+        assert row["many calls"] == (
             "tie" if winner is None else f"{winner}, {p.repeated.factor:.1f}×"
         )
     assert (shown["one call"] == "tie").sum() == 3

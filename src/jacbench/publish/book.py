@@ -68,12 +68,11 @@ def stage(root: Path, staging: Path) -> None:
         dst = staging / name
         if src.is_dir():
             # book/reference, the reference dataset, is staged as data/ like any results file.
-            ignore = shutil.ignore_patterns("__pycache__", "generated", "reference")
+            ignore = shutil.ignore_patterns("__pycache__", "reference")
             shutil.copytree(src, dst, ignore=ignore)
         else:
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst)
-    (staging / "book" / "generated").mkdir(parents=True, exist_ok=True)
 
 
 def shown_path(results: Path, root: Path) -> str:
@@ -90,8 +89,7 @@ def stage_data(results: Path, staging: Path, root: Path | None = None) -> Path:
     they exist, into the staging tree under stable names (data/results.csv,
     data/results.meta.json, data/results.crossover.csv, ...). The staged metadata says which
     dataset it is ("dataset": its path as the book names it, and whether it is the committed
-    reference dataset), and the front page's paragraph on it is written to
-    book/generated/dataset.md. Returns the staged results' path relative to the staging tree."""
+    reference dataset). Returns the staged results' path relative to the staging tree."""
     staged = STAGED_RESULTS
     for src, dst in ((results, staged), (crossover.path_for(results), crossover.path_for(staged))):
         for a, b in ((src, dst), (store.meta_path(src), store.meta_path(dst))):
@@ -111,9 +109,6 @@ def stage_data(results: Path, staging: Path, root: Path | None = None) -> Path:
                 target = staging / dataset.staged_name(staged, which)
                 shutil.copy2(other, target)
                 shutil.copy2(store.meta_path(other), store.meta_path(target))
-        generated = staging / "book" / "generated"
-        generated.mkdir(parents=True, exist_ok=True)
-        (generated / "dataset.md").write_text(dataset.describe(meta, source, is_reference) + "\n")
     return staged
 
 
@@ -295,8 +290,6 @@ def build(
     (staging / FRONT_SOURCE).unlink()  # its executed notebook stands in its place
     planned = {name: declared(nb, parameters_for(staged)) for name, nb in converted.items()}
     shown = {name: shown_for(params, results, root) for name, params in planned.items()}
-    # The reproducibility chapter lists every notebook's parameters from this file.
-    (staging / "book" / "generated" / "parameters.json").write_text(json.dumps(shown, indent=1))
     execute_all({name: converted[name] for name in planned}, planned, shown, staging)
     timings["notebooks_s"] = time.monotonic() - t0
 

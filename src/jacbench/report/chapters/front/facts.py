@@ -95,8 +95,9 @@ class Facts:
     picks: Picks
     answers: Mapping[tuple[str, str], Answer]
 
-    def answer(self, shape: str, framework: str) -> Answer:
-        return self.answers[(shape, framework)]
+    def answer(self, shape: str, framework: str) -> Answer | None:
+        """The snippet's answer at its question's size; None where nothing ran there."""
+        return self.answers.get((shape, framework))
 
     def measured(self, shape: str, framework: str, name: str) -> bool:
         """Whether a strategy ran correctly at its shape's question size."""

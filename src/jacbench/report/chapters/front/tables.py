@@ -18,9 +18,11 @@ def _row(what: str, e: Entry | None) -> dict[str, str]:
     }
 
 
-def price(a: Answer, question: tuple[str, str] | None = None) -> pd.DataFrame:
+def price(a: Answer | None, question: tuple[str, str] | None = None) -> pd.DataFrame:
     """The snippet's forms at its question's size, and the question's own program's outcome
     where given (what, outcome)."""
+    if a is None:
+        return pd.DataFrame([_row(formats.NOT_MEASURED, None)])
     s = a.snippet
     rows = [_row(f"{s.first}", a.first)]
     if s.compiled:

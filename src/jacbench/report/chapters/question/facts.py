@@ -132,6 +132,35 @@ class Facts:
     def tensorflow_out_of_memory(self) -> bool:
         return bool(self.tensorflow and self.tensorflow.status == "memory-cap")
 
+    def faster_under(self, allocator: str, than: str) -> bool:
+        """Whether PyTorch's program ran its first call faster under one allocator than under
+        another, at n."""
+        a, b = self.torch.get(allocator), self.torch.get(than)
+        return bool(a and b and a.finished and b.finished and a.first_s < b.first_s)
+
+    @property
+    def finished_programs(self) -> list[Program]:
+        """PyTorch's program at n under each allocator it finished under."""
+        return [p for p in self.torch.values() if p is not None and p.finished]
+
+    @property
+    def fix_beats_every_program(self) -> bool:
+        """Whether the fix's first and warm calls beat the program's under every allocator it
+        finished under (and it finished under one at least)."""
+        done = self.finished_programs
+        fix = self.fix
+        return bool(fix and fix.finished and done) and all(
+            fix.warm_s < p.warm_s and fix.first_s < p.first_s for p in done
+        )
+
+    @property
+    def fix_against_best(self) -> float | None:
+        """How many times faster the fix's warm call is than the program's under its fastest
+        allocator."""
+        found = [self.fix_against(p.allocator) for p in self.finished_programs]
+        found = [x for x in found if x is not None]
+        return min(found) if found else None
+
     def fix_against(self, allocator: str) -> float | None:
         """How many times faster the fix's warm call is than the program's under an allocator,
         at n."""

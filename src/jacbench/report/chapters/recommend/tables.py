@@ -7,7 +7,6 @@ import pandas as pd
 
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
 from jacbench.report import formats
-from jacbench.report.chapters import front
 from jacbench.report.chapters.recommend.facts import REGIMES, Facts
 from jacbench.report.picks import HESSIAN, TALL, WIDE, Pick
 
@@ -132,10 +131,3 @@ def precision(f: Facts) -> pd.DataFrame:
         }
         for p in f.precision
     )
-
-
-def price(fr: front.Facts, shape: str, framework: str) -> pd.DataFrame:
-    """What a snippet's strategies cost at its question's size (the front page's table), or a
-    row saying they were not measured."""
-    a = fr.answers.get((shape, framework))
-    return front.price(a) if a else pd.DataFrame([{"": formats.NOT_MEASURED}])

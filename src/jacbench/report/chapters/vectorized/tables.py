@@ -138,11 +138,11 @@ def loop_vs_vectorized(f: Facts) -> pd.DataFrame:
                 "loop": p.loop.name,
                 "vectorized": p.vectorized.name,
                 "N": formats.count(p.paths),
-                "warm, loop / vectorized": f"{formats.time(p.loop.warm_s)} / "
+                "warm calls": f"{formats.time(p.loop.warm_s)} / "
                 f"{formats.time(p.vectorized.warm_s)}",
-                "repeated calls": _verdict(p, "repeated"),
+                "many calls": _verdict(p, "repeated"),
                 "one call": _verdict(p, "cold"),
-                "memory, vectorized / loop": formats.times(p.memory_ratio),
+                "memory ×": formats.times(p.memory_ratio),
             }
         )
     return pd.DataFrame(rows)
