@@ -105,7 +105,7 @@ def tall_repeated_picks(html: str, paths: int = 10_000) -> dict[str, str]:
         if "repeated calls" not in header or "where" not in header:
             continue
         where, fw, repeated = (header.index(c) for c in ("where", "framework", "repeated calls"))
-        at = re.compile(rf"N = {paths:,}(?![\d,])")
+        at = re.compile(rf"N = {paths:,}(?!\d|,\d)")
         found = {r[fw]: r[repeated].split(",")[0].strip() for r in rows if at.search(r[where])}
         if found:
             return found
