@@ -47,8 +47,8 @@ def _moments(df, framework, times: dict, n=N, **values):
 
 def test_the_table_lists_the_strategies_the_hand_list_did_in_the_registry_order():
     hand = {
-        "torch": ["grad-loop", "grad-loop-create-graph", "batched-backward", "functional-loop",
-                  "functional-vectorized", "jacrev", "jacfwd"],
+        "torch": ["grad-loop", "grad-loop-create-graph", "analytic", "batched-backward",
+                  "functional-loop", "functional-vectorized", "jacrev", "jacfwd"],
         "tensorflow": ["tape-jacobian-pfor", "tape-jacobian-function", "tape-jacobian-loop",
                        "batch-jacobian"],
         "jax": ["jacrev", "jacfwd"],
