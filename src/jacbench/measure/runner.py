@@ -215,6 +215,8 @@ def summary(row: dict) -> str:
         return f"{row.get('status')} ({(row.get('message') or '')[:120]})"
     mb = (row.get("cold_peak_over_baseline") or 0) / 2**20
     text = f"ok cold {row['cold_s']:.3f} s, warm {row['warm_median_s']:.4f} s, peak +{mb:.0f} MiB"
+    if row.get("warm_device_peak") is not None:
+        text += f", device peak {row['warm_device_peak'] / 2**20:.0f} MiB"
     if row.get("ratio_median") is not None:
         text += f", {row['ratio_median']:.2f}x its simulation"
     return text

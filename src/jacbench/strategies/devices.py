@@ -65,14 +65,15 @@ def jax_put(array, device: str):
 
 
 def configure(framework: str | None, device: str) -> None:
-    """Make the device the framework's default where the framework has one to set: JAX's
-    default device (a GPU wherever one is installed) becomes the case's, so that a cpu case on a
-    machine with a GPU runs on the CPU. Nothing changes on a machine without a GPU."""
+    """Make the CPU JAX's default device for a cpu case on a machine with a GPU (JAX's default
+    there), so that its uncommitted arrays (jax_put) and jitted calls stay on the CPU. Nothing
+    changes on a machine without a GPU, nor for a GPU case, whose arrays are committed to it."""
     check_device(device)
-    if framework == "jax":
+    if framework == "jax" and device == "cpu":
         import jax
 
-        jax.config.update("jax_default_device", jax_device(device))
+        if jax.default_backend() != "cpu":
+            jax.config.update("jax_default_device", jax_device("cpu"))
 
 
 def to_host(value: Any) -> Any:
