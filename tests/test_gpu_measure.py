@@ -36,7 +36,7 @@ def test_the_new_columns_round_trip_through_the_store_and_the_loader(tmp_path):
                                inputs_device_in_use=4096, cold_device_peak=2**30,
                                warm_device_peak=2**29))  # fmt: skip
     store.append_row(out, _row(cpu, warm_median_s=0.002))
-    rows = {r["device"]: r for r in store.typed_rows(out)}
+    rows = {r["device"] or "cpu": r for r in store.typed_rows(out)}  # blank: the CPU's
     assert rows["cuda"]["cold_device_peak"] == 2**30 and rows["cuda"]["unsynced_n"] == 5
     assert rows["cpu"]["warm_device_peak"] is None and rows["cpu"]["unsynced_median_s"] is None
     df = data.load(out).set_index("device")

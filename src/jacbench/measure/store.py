@@ -44,8 +44,8 @@ SPEC_FIELDS = [
     "timeout",
     "repeats",
     "ratio_processes",
-    # Where the case computed: cpu, or cuda (a GPU: PyTorch and JAX). Blank in a file written
-    # before the column: those rows ran on the CPU.
+    # Where the case computed: cuda (a GPU: PyTorch and JAX), or blank for the CPU (every row
+    # of a file written before the column, and every CPU row since: its key is unchanged).
     "device",
 ]
 METRIC_FIELDS = [

@@ -47,7 +47,7 @@ def line(r: dict[str, Any]) -> tuple[str, ...]:
         r["framework"],
         r["strategy"],
         _size(r.get(SIZE.get(r["problem"], "paths"))),
-        r.get("device") or "cpu",  # a file from before the column: the CPU's
+        r.get("device") or "cpu",  # blank: the CPU's
         r["status"],
         _time(r.get("warm_median_s")),
         _time(r.get("unsynced_median_s")),
