@@ -47,10 +47,13 @@ def _jax() -> dict[str, Any]:
         "jaxlib": jaxlib.__version__,
         "default_backend": jax.default_backend(),
     }
-    try:
-        gpus = jax.devices("gpu")
-    except RuntimeError:
-        gpus = []
+    gpus = []
+    for platform in ("cuda", "gpu"):  # the CUDA plugin's platform, and its older alias
+        try:
+            gpus = jax.devices(platform)
+            break
+        except RuntimeError:
+            continue
     out["gpus"] = [f"{d.platform}:{d.device_kind}" for d in gpus]
     return out
 

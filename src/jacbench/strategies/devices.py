@@ -49,7 +49,12 @@ def jax_device(device: str):
     import jax
 
     check_device(device)
-    return jax.devices("gpu" if device == "cuda" else device)[0]
+    if device == "cpu":
+        return jax.devices("cpu")[0]
+    try:  # the platform's name, as JAX's CUDA plugin registers it; "gpu" is its older alias
+        return jax.devices("cuda")[0]
+    except RuntimeError:
+        return jax.devices("gpu")[0]
 
 
 def jax_put(array, device: str):
