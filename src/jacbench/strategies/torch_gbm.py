@@ -76,23 +76,61 @@ def build_simulation(case: GBMCase, execution: str = "eager") -> Callable[[], np
 
 
 def build_question(case: GBMCase) -> Callable[[], JacobianResult]:
-    """The question's PyTorch program, kept as written (float32, its own normals); on a GPU
-    with its tensors created there (device=...) and its normals drawn by a generator there."""
+    """The question's PyTorch program, kept as written (float32, its own normals)."""
+    if case.device != "cpu":
+        return _question_on_device(case)  # the same program, its tensors made on the GPU
     p = case.params
     n, m, seed = p.paths, p.steps, p.seed
-    device, out = devices.torch_device(case.device), devices.torch_output(case.device)
-    # torch.manual_seed returns the CPU's generator, which cannot draw on a GPU: there a
-    # generator of the device, seeded the same way, takes its place.
-    manual_seed = torch.manual_seed if device.type == "cpu" else torch.Generator(device).manual_seed
 
-    # The question's function as posted, names and layout included, but for device=device
-    # (the CPU's default where the case runs on the CPU) and manual_seed (torch.manual_seed).
+    # The question's function as posted, names and layout included.
     # fmt: off
     def sim_gbm(N, t, spot, drift, vol, seed=None):
         M = int(t.shape[0])
         dt = torch.diff(t)
 
-        Z = torch.normal(mean=0.0, std=1.0, size=(M - 1, N), generator=manual_seed(seed),
+        Z = torch.normal(mean=0.0, std=1.0, size=(M - 1, N), generator=torch.manual_seed(seed))
+
+        W = torch.concatenate([
+            torch.zeros(size=(1, N)), torch.sqrt(dt)[:, None] * Z
+        ]).cumsum(axis=0)
+
+        S = spot * torch.exp(((drift - 0.5 * vol ** 2) * t)[:, None] + vol * W)
+        return S[-1,]
+    # fmt: on
+
+    def run() -> JacobianResult:
+        spot = torch.tensor(p.spot, requires_grad=True)
+        drift = torch.tensor(p.drift)
+        vol = torch.tensor(p.vol, requires_grad=True)
+        t = torch.linspace(0.0, p.maturity, m + 1)
+
+        def gbm_wrapper(spot, vol):
+            return sim_gbm(n, t, spot, drift, vol, seed)
+
+        j = jacobian(func=gbm_wrapper, inputs=(spot, vol))
+        with torch.no_grad():
+            terminal = gbm_wrapper(spot, vol)
+        return _result(j[0], j[1], terminal, devices.torch_output("cpu"))
+
+    return run
+
+
+def _question_on_device(case: GBMCase) -> Callable[[], JacobianResult]:
+    """build_question's program on a GPU: as posted but for device=device on the tensors it
+    makes, and a generator of the device (torch.manual_seed returns the CPU's, which cannot draw
+    there), seeded the same way on every call. Kept apart so that build_question reads as posted.
+    """
+    p = case.params
+    n, m, seed = p.paths, p.steps, p.seed
+    device, out = devices.torch_device(case.device), devices.torch_output(case.device)
+    generator = torch.Generator(device)
+
+    # fmt: off
+    def sim_gbm(N, t, spot, drift, vol, seed=None):
+        M = int(t.shape[0])
+        dt = torch.diff(t)
+
+        Z = torch.normal(mean=0.0, std=1.0, size=(M - 1, N), generator=generator.manual_seed(seed),
                          device=device)
 
         W = torch.concatenate([
