@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--framework", required=True)
     p.add_argument("--strategy", required=True)
     arguments.add_problem_arguments(p)
+    arguments.add_device_argument(p)
     p.add_argument(
         "--output",
         help="write jacobian (N, 2) and terminal (N,) to this .npz (moments: jacobian (3, n), x)",
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--callable", help="measure module:function (called with no arguments)")
     arguments.add_problem_arguments(p)
+    arguments.add_device_argument(p)
     _add_limits(p)
     p.add_argument("--allocator", default="glibc", help="glibc, glibc-mmap or jemalloc (and the "
                    "allocator experiment's glibc-arena1, glibc-trim; glibc-heap: no block "
@@ -101,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allocators", help="comma-separated: glibc, glibc-mmap, jemalloc, "
                    "glibc-arena1, glibc-trim, glibc-heap")  # fmt: skip
     p.add_argument("--threads", type=int)
+    arguments.add_device_argument(p, default=None)
     p.add_argument("--out", help="results CSV (default: results/PROFILE.csv)")
     p.add_argument("--fresh", action="store_true", help="discard earlier rows and measure again")
     p.add_argument("--jobs", type=int, help="workers at once (default: the profile's, else 1)")
@@ -108,6 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--wait", action="store_true",
                    help="if another sweep is writing the file, wait for it to end (default: "
                    "exit with status 2)")  # fmt: skip
+    p.add_argument("--stop-after", type=float, help="start no case after this many seconds; "
+                   "a rerun measures the rest")  # fmt: skip
     p.set_defaults(func=cmd_sweep)
 
     p = sub.add_parser("table", help="print a Markdown table of a results CSV at one N")
@@ -226,7 +231,8 @@ def cmd_jacobian(args: argparse.Namespace) -> int:
     from jacbench.strategies import compute
 
     problem, params = arguments.from_arguments(args)
-    print(compute.jacobian(args.framework, args.strategy, problem, params, args.output))
+    print(compute.jacobian(args.framework, args.strategy, problem, params, args.output,
+                           args.device))  # fmt: skip
     return 0
 
 
@@ -251,6 +257,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     problem, params = arguments.from_arguments(args)
     case = Case(framework=framework, strategy=strategy, problem=problem, **params,
                 threads=args.threads, allocator=args.allocator, mem_cap=args.mem_cap,
+                device=args.device,
                 timeout=_reference_defaults()["timeout"] if args.timeout is None else args.timeout,
                 repeats=args.repeats, warm_budget_s=args.warm_budget,
                 ratio_processes=args.ratio_processes)  # fmt: skip
@@ -271,12 +278,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         "mem_cap": args.mem_cap,
         "timeout": args.timeout,
         "threads": args.threads,
+        "device": args.device,
     }
-    print(
-        runner.sweep(
-            args.profile, overrides, args.out, args.fresh, args.jobs, args.quiet, args.wait
-        )
-    )
+    print(runner.sweep(args.profile, overrides, args.out, args.fresh, args.jobs, args.quiet,
+                       args.wait, args.stop_after))  # fmt: skip
     return 0
 
 

@@ -12,6 +12,12 @@ FRAMEWORK_NAMES = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX",
 PROBLEMS = ("gbm", "moments", "moments-batch")
 DTYPES = ("float32", "float64")
 
+# Where a case runs: the CPU, or a CUDA GPU. jacbench runs PyTorch and JAX on a GPU; TensorFlow
+# and numpy on the CPU only (TensorFlow is not installed on the GPU machine the gpu profile is
+# measured on, and numpy has no GPU).
+DEVICES = ("cpu", "cuda")
+GPU_FRAMEWORKS = ("torch", "jax")
+
 # The largest error against the closed form that still counts as a correct answer (the tests
 # and the worker both use it: a larger error makes a measurement an error row, not a time).
 TOLERANCE = {"float32": 1e-4, "float64": 1e-10}

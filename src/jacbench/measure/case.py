@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from jacbench.constants import ALL_ALLOCATORS
-from jacbench.errors import UsageError
+from jacbench.errors import UsageError, check_device
 from jacbench.measure import harness, heap
 from jacbench.measure.targets import Target, parse
 from jacbench.problems import PARAMS, SIZE
@@ -41,6 +41,8 @@ class Case:
     maturity: float = _GBM.maturity
     seed: int = _GBM.seed
     allocator: str = "glibc"
+    # Where the target computes: the CPU, or a CUDA GPU (PyTorch and JAX only).
+    device: str = "cpu"
     mem_cap: int = None  # type: ignore[assignment] - bytes; None: harness.default_mem_cap()
     timeout: float = 300.0
     repeats: int = 5
@@ -58,7 +60,8 @@ class Case:
         if self.problem not in PARAMS:
             valid = ", ".join(PARAMS)
             raise UsageError(f"unknown problem {self.problem!r}; choose one of: {valid}")
-        target.check(self.problem, self.dtype)
+        check_device(self.device)
+        target.check(self.problem, self.dtype, self.device)
         # A cap may be given as text ("8GiB") or left out; it is kept as bytes.
         cap = harness.default_mem_cap() if self.mem_cap is None else parse_bytes(self.mem_cap)
         object.__setattr__(self, "mem_cap", cap)
@@ -97,6 +100,9 @@ class Case:
             **self.model_params(),
             "threads": self.threads,
             "allocator": self.allocator,
+            # Only where it is not the CPU: a CPU row's device is blank, as in every file from
+            # before the column, and its key is what it was.
+            **({} if self.device == "cpu" else {"device": self.device}),
             "mem_cap": self.mem_cap,
             "timeout": self.timeout,
             "repeats": self.repeats,
@@ -122,7 +128,8 @@ class Case:
         else:
             size = f"n={self.inputs:,}" + (f" B={self.batch}" if self.batch else "")
         what = "" if self.problem == "gbm" else f"{self.problem} "
-        return f"{what}{self.framework}/{self.strategy} {size} {self.dtype} {self.allocator}"
+        where = "" if self.device == "cpu" else f" {self.device}"
+        return f"{what}{self.framework}/{self.strategy} {size} {self.dtype} {self.allocator}{where}"
 
     def worker_spec(self, extra: bool = False) -> dict:
         """What the worker process is told: the target in its string form, parsed there by
@@ -135,6 +142,7 @@ class Case:
             "problem": self.problem,
             "params": self.model_params(),
             "threads": self.threads,
+            "device": self.device,
             "repeats": self.repeats,
             "warm_budget_s": self.warm_budget_s,
         }

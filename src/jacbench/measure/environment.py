@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -83,8 +84,56 @@ def git_commit(where: Path | None = None) -> str:
         return "unknown"
 
 
+# nvidia-smi's fields for each GPU, as the sidecar records them.
+GPU_QUERY = ("name", "driver_version", "memory.total")
+
+
+def gpus(run=subprocess.run) -> list[dict[str, str]]:
+    """The machine's NVIDIA GPUs as nvidia-smi lists them (name, driver_version, memory.total,
+    and the CUDA version the driver supports); empty where there is none or no nvidia-smi."""
+    try:
+        out = run(["nvidia-smi", f"--query-gpu={','.join(GPU_QUERY)}", "--format=csv,noheader"],
+                  capture_output=True, text=True, timeout=30)  # fmt: skip
+        if out.returncode != 0:
+            return []
+        header = run(["nvidia-smi"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    cuda = header.split("CUDA Version:", 1)[1].split()[0] if "CUDA Version:" in header else ""
+    rows = [[x.strip() for x in line.split(",")] for line in out.stdout.splitlines() if line]
+    return [dict(zip(GPU_QUERY, r, strict=False)) | {"cuda_driver": cuda} for r in rows]
+
+
+# A file holding the probe's record, made on this machine earlier in the same run (scripts/gpu-sweep
+# probes once, to fail fast, and its sweeps' sidecars read that record instead of probing again).
+PROBE_VARIABLE = "JACBENCH_DEVICE_PROBE"
+
+
+def device_probe(timeout: float = 180) -> dict[str, Any]:
+    """What PyTorch and JAX see of the GPU (measure.device_probe), from a child process: the
+    parent of a sweep never imports a framework. An "error" entry where the probe failed."""
+    made = os.environ.get(PROBE_VARIABLE)
+    if made and Path(made).is_file():
+        lines = [ln for ln in Path(made).read_text().splitlines() if ln.startswith("{")]
+        if lines:
+            return json.loads(lines[-1])
+    try:
+        out = subprocess.run([sys.executable, "-m", "jacbench.measure.device_probe"],
+                             capture_output=True, text=True, timeout=timeout)  # fmt: skip
+        lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+        if lines:
+            return json.loads(lines[-1])
+        tail = (out.stderr.strip().splitlines() or [""])[-1]
+        return {"error": f"the probe exited with status {out.returncode}: {tail[:300]}"}
+    except (OSError, subprocess.SubprocessError) as e:
+        return {"error": f"{type(e).__name__}: {e}"}
+
+
 def environment() -> dict[str, Any]:
-    """The software and machine a row was measured on; part of every row's key."""
+    """The software and machine a row was measured on; part of every row's key (the GPU only
+    where there is one, so that a CPU machine's key is what it was before GPUs were recorded)."""
+    found = gpus()
+    gpu = {"gpu": "; ".join(g["name"] for g in found)} if found else {}
     return {
         "python": platform.python_version(),
         "numpy": _version("numpy"),
@@ -97,6 +146,7 @@ def environment() -> dict[str, Any]:
         "cores": os.cpu_count(),
         "ram_bytes": psutil.virtual_memory().total,
         "jemalloc": harness.jemalloc_path() or "not installed",
+        **gpu,
     }
 
 
@@ -115,7 +165,10 @@ def fingerprint(env: dict[str, Any]) -> str:
 
 
 def metadata_record(env: dict[str, Any], cases: list, jobs: int, columns: list[str]) -> dict:
-    """The sidecar written beside a results file."""
+    """The sidecar written beside a results file; for cases on a GPU, the GPU's facts too
+    (nvidia-smi's, and what the frameworks see of it)."""
+    on_gpu = sorted({c.device for c in cases} - {"cpu"})
+    gpu = {"gpus": gpus(), "device_probe": device_probe()} if on_gpu else {}
     return {
         **env,
         "environment_key": fingerprint(env),
@@ -128,5 +181,7 @@ def metadata_record(env: dict[str, Any], cases: list, jobs: int, columns: list[s
         "thread_variables": {
             str(k): thread_environment(k) for k in sorted({c.threads for c in cases})
         },
+        "devices": sorted({c.device for c in cases}),
+        **gpu,
         "columns": columns,
     }

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from jacbench.constants import DTYPES, FRAMEWORKS, PROBLEMS
-from jacbench.errors import UsageError
+from jacbench.errors import UsageError, check_device, device_refusal
 from jacbench.measure import harness
 from jacbench.measure.case import Case
 from jacbench.measure.targets import CallableTarget, Target, parse
@@ -26,11 +26,12 @@ CALLABLE = CallableTarget.kind  # the "framework" of a group of callables
 TOP_KEYS = ("name", "jobs", "defaults", "groups", "crossover")
 GROUP_KEYS = ("problem", "frameworks", "strategies", "exclude", "paths", "inputs", "batch",
               "steps", "dtypes", "chunk_size", "threads", "allocators", "mem_cap", "timeout",
-              "repeats", "warm_budget_s", "ratio_processes", "run_despite_model")  # fmt: skip
+              "repeats", "warm_budget_s", "ratio_processes", "run_despite_model",
+              "device")  # fmt: skip
 CROSSOVER_KEYS = ("total", "steps", "side", "repeats", "warm_budget_s", "threads", "frameworks",
                   "mem_cap", "timeout", "jobs")  # fmt: skip
 OVERRIDE_KEYS = ("frameworks", "strategies", "paths", "inputs", "problems", "allocators",
-                 "mem_cap", "timeout", "threads")  # fmt: skip
+                 "mem_cap", "timeout", "threads", "device")  # fmt: skip
 
 
 def profile_names() -> list[str]:
@@ -127,6 +128,11 @@ def check_profile(data: dict, label: str) -> None:
         frameworks = _as_list(g.get("frameworks")) or list(FRAMEWORKS)
         _check_frameworks(where, frameworks)
         _run_despite_model(g, where)
+        device = str(g.get("device", "cpu"))
+        check_device(device)
+        for fw in _as_list(g.get("frameworks")):  # those named: a group that names one means it
+            if refusal := device_refusal(fw, fw, device):
+                raise UsageError(f"{where}: {refusal}")
         spec = g.get("strategies")
         if spec in (None, "all"):
             continue
@@ -166,6 +172,8 @@ def check_overrides(overrides: dict) -> dict:
         raise UsageError(f"--timeout must be positive, got {o['timeout']}")
     if "threads" in o and int(o["threads"]) < 1:
         raise UsageError(f"--threads must be at least 1, got {o['threads']}")
+    if "device" in o:
+        check_device(o["device"])
     return o
 
 
@@ -207,6 +215,7 @@ def _settings(g: dict, overrides: dict, ram: int | None = None) -> dict[str, Any
         "warm_budget_s": float(g.get("warm_budget_s", 10)),
         "ratio_processes": parse_size(g.get("ratio_processes", 1), "ratio_processes"),
         "run_despite_model": _run_despite_model(g, "a profile group"),
+        "device": str(overrides.get("device") or g.get("device", "cpu")),
     }
 
 
@@ -228,7 +237,7 @@ def _group_cases(g: dict, o: dict, ram: int | None = None) -> list[Case]:
         if o.get("strategies"):
             targets = [t for t in targets if t.text in o["strategies"]]
         for target, size, dtype, alloc in itertools.product(targets, sizes, dtypes, allocators):
-            if target.unsupported(problem, dtype) is None:
+            if target.unsupported(problem, dtype, settings["device"]) is None:
                 cases.append(Case(framework=fw, strategy=target.text, problem=problem,
                                   dtype=dtype, allocator=alloc, **size, **settings))  # fmt: skip
     return cases

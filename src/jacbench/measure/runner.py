@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import statistics
 import sys
+import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -214,6 +215,8 @@ def summary(row: dict) -> str:
         return f"{row.get('status')} ({(row.get('message') or '')[:120]})"
     mb = (row.get("cold_peak_over_baseline") or 0) / 2**20
     text = f"ok cold {row['cold_s']:.3f} s, warm {row['warm_median_s']:.4f} s, peak +{mb:.0f} MiB"
+    if row.get("warm_device_peak") is not None:
+        text += f", device peak {row['warm_device_peak'] / 2**20:.0f} MiB"
     if row.get("ratio_median") is not None:
         text += f", {row['ratio_median']:.2f}x its simulation"
     return text
@@ -226,8 +229,12 @@ def run_sweep(
     fresh: bool = False,
     jobs: int = 1,
     wait: bool = False,
+    stop_after: float | None = None,
 ) -> Path:
     """Measure every case not yet in out; write the metadata sidecar; return out.
+
+    With stop_after (seconds), no case starts once that long has passed since the sweep began:
+    the cases not started are left for a rerun, which measures them (a machine lent for a while).
 
     With jobs > 1, that many workers run at once (give each case threads * jobs <= cores, or
     the cases slow each other down), except that a case whose cap is above half the RAM runs
@@ -241,11 +248,14 @@ def run_sweep(
     except OSError as e:
         raise UsageError(f"cannot write {out}: {e.strerror}") from None
     with lock.locked(out, wait=wait):
-        _sweep_locked(list(cases), out, quiet, fresh, jobs)
+        deadline = None if stop_after is None else time.monotonic() + stop_after
+        _sweep_locked(list(cases), out, quiet, fresh, jobs, deadline)
     return out
 
 
-def _sweep_locked(cases: list[Case], out: Path, quiet: bool, fresh: bool, jobs: int) -> None:
+def _sweep_locked(
+    cases: list[Case], out: Path, quiet: bool, fresh: bool, jobs: int, deadline: float | None
+) -> None:
     env = environment.environment()
     env_key = environment.fingerprint(env)
     if fresh and out.exists():
@@ -271,16 +281,27 @@ def _sweep_locked(cases: list[Case], out: Path, quiet: bool, fresh: bool, jobs: 
         print(f"jacbench: {again} case(s) of {out} were measured with an older method "
               f"(before method {store.METHOD}): measured again, each row replaced where it "
               "stands", file=sys.stderr, flush=True)  # fmt: skip
+
+    def measure(case: Case) -> dict[str, Any] | None:
+        """The case's row, or None once the deadline has passed (the case is not started)."""
+        if deadline is not None and time.monotonic() > deadline:
+            return None
+        return measure_case(case)
+
+    left = 0
     try:
         for batch, workers in batches(todo, max(jobs, 1)):
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 pending = {}
                 for case, key in batch:
                     progress.start(case)
-                    pending[pool.submit(measure_case, case)] = (case, key)
+                    pending[pool.submit(measure, case)] = (case, key)
                 for future in as_completed(pending):
                     case, key = pending[future]
                     row = future.result()
+                    if row is None:
+                        left += 1
+                        continue
                     row.update(key=key, env=env_key, method=store.METHOD)
                     store.put_row(out, row)
                     progress.finish(case, row)
@@ -289,6 +310,9 @@ def _sweep_locked(cases: list[Case], out: Path, quiet: bool, fresh: bool, jobs: 
         raise
     finally:
         progress.close()
+    if left and not quiet:
+        print(f"jacbench: the time given (--stop-after) ran out: {left} case(s) not started; "
+              "the same command measures them", file=sys.stderr, flush=True)  # fmt: skip
 
 
 def sweep(
@@ -299,6 +323,7 @@ def sweep(
     jobs: int | None = None,
     quiet: bool = False,
     wait: bool = False,
+    stop_after: float | None = None,
 ) -> str:
     """The sweep command: a profile's cases (overrides applied) measured into out (default
     results/NAME.csv), after any other sweep writing it if wait; returns a one-line account of
@@ -312,7 +337,9 @@ def sweep(
     jobs = jobs if jobs is not None else int(spec.get("jobs", 1))
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {jobs}")
-    run_sweep(cases, out, quiet=quiet, fresh=fresh, jobs=jobs, wait=wait)
+    if stop_after is not None and not stop_after > 0:
+        raise UsageError(f"--stop-after must be positive, got {stop_after}")
+    run_sweep(cases, out, quiet=quiet, fresh=fresh, jobs=jobs, wait=wait, stop_after=stop_after)
     rows = store.read_rows(out)
     counts: dict[str, int] = {}
     for r in rows:

@@ -44,6 +44,9 @@ SPEC_FIELDS = [
     "timeout",
     "repeats",
     "ratio_processes",
+    # Where the case computed: cuda (a GPU: PyTorch and JAX), or blank for the CPU (every row
+    # of a file written before the column, and every CPU row since: its key is unchanged).
+    "device",
 ]
 METRIC_FIELDS = [
     "status",
@@ -105,6 +108,17 @@ METRIC_FIELDS = [
     # The allocator variables its workers ran with beyond those of its allocator (malloc_text):
     # glibc's thresholds fixed, where the case is timed in several processes (heap.STEADY).
     "malloc_env",
+    # On a GPU (blank on the CPU): device memory allocated before the first call, and the peak of
+    # the cold and warm calls (PyTorch's reset per phase, JAX's since the worker started: it has
+    # no reset). See measure.gpu_memory.
+    "inputs_device_in_use",
+    "cold_device_peak",
+    "warm_device_peak",
+    # A target the second question timed (its registry role question_timed): its calls timed as
+    # the question did, time.time() around the call and nothing waited for, their count and
+    # median. On a GPU warm_median_s is the same calls waited for; on the CPU the two agree.
+    "unsynced_n",
+    "unsynced_median_s",
 ]
 # The measuring method of the rows a sweep writes now. A rerun measures again every case whose
 # row was taken with an older one and puts the new row in its place (see put_row), so a file
@@ -121,7 +135,7 @@ COLUMNS = ["key", "env", *SPEC_FIELDS, *METRIC_FIELDS]
 # cell is None. The rest are text, but hwm_reset, a truth value.
 INT_COLUMNS = ("paths", "inputs", "batch", "outputs", "steps", "seed", "chunk_size", "threads",
                "mem_cap", "repeats", "ratio_processes", "warm_n", "ratio_pairs",
-               "method")  # fmt: skip
+               "method", "unsynced_n")  # fmt: skip
 FLOAT_COLUMNS = ("spot", "vol", "drift", "maturity", "timeout", "predicted_peak", "import_s",
                  "inputs_s", "cold_s", "warm_median_s", "warm_min_s", "warm_max_s",
                  "ratio_median", "ratio_lo", "ratio_hi", "pair_target_median_s",
@@ -132,7 +146,8 @@ FLOAT_COLUMNS = ("spot", "vol", "drift", "maturity", "timeout", "predicted_peak"
                  "warm_peak_over_inputs", "inputs_heap_in_use", "inputs_heap_free_kept",
                  "cold_heap_in_use", "cold_heap_free_kept",
                  "warm_heap_in_use", "warm_heap_free_kept", "watched_peak_rss", "max_rel_error",
-                 "wall_s")  # fmt: skip
+                 "wall_s", "inputs_device_in_use", "cold_device_peak", "warm_device_peak",
+                 "unsynced_median_s")  # fmt: skip
 
 
 def _header(path: Path) -> list[str]:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from jacbench.errors import Unsupported, UsageError
+from jacbench.errors import Unsupported, UsageError, device_refusal
 from jacbench.second import registry as second
 from jacbench.strategies import catalog, registry
 from jacbench.strategies.memory_model import MemoryModel
@@ -53,11 +53,18 @@ class _Target(Unsupported):
         holds none (a path-blocked strategy or simulation)."""
         return False
 
-    def make_case(self, problem: str, params: dict[str, Any]):
-        """The case the target is measured on (streamed for a path-blocked target)."""
+    @property
+    def question_timed(self) -> bool:
+        """Whether its calls are also timed as the second question timed them: the clock
+        stopped when the call returns, without waiting for the GPU (the registry's role)."""
+        return False
+
+    def make_case(self, problem: str, params: dict[str, Any], device: str = "cpu"):
+        """The case the target is measured on (streamed for a path-blocked target), for the
+        device it computes on."""
         from jacbench.problems import make_case
 
-        return make_case(problem, params, streamed=self.streams)
+        return make_case(problem, params, streamed=self.streams, device=device)
 
     def build(self, case) -> Callable[[], Any]:
         """A no-argument callable that computes the target's result from scratch."""
@@ -78,8 +85,8 @@ class _RecordTarget(_Target):
     def __post_init__(self):
         self.record  # noqa: B018 - looking it up is the check: UsageError names the choices
 
-    def unsupported(self, problem: str, dtype: str) -> str | None:
-        return self.record.unsupported(problem, dtype)
+    def unsupported(self, problem: str, dtype: str, device: str = "cpu") -> str | None:
+        return self.record.unsupported(problem, dtype, device)
 
     def memory(self, problem: str) -> MemoryModel:
         return self.record.memory_for(problem)
@@ -110,6 +117,10 @@ class StrategyTarget(_RecordTarget):
     @property
     def streams(self) -> bool:
         return self.record.blocked
+
+    @property
+    def question_timed(self) -> bool:
+        return self.record.question_timed
 
     def baseline(self, problem: str) -> SimulationTarget | None:
         if problem != "gbm":
@@ -152,7 +163,9 @@ class SimulationTarget(_Target):
         # A simulation drawing its own normals needs none from the case either.
         return registry.is_blocked(self.name) or catalog.draws_own(self.name)
 
-    def unsupported(self, problem: str, dtype: str) -> str | None:
+    def unsupported(self, problem: str, dtype: str, device: str = "cpu") -> str | None:
+        if refusal := device_refusal(f"{self.framework}/{self.text}", self.framework, device):
+            return refusal
         if problem != "gbm":
             return f"simulation baselines exist for the gbm problem only, not {problem}"
         return None
@@ -175,7 +188,9 @@ class CrossoverTarget(_Target):
             raise UsageError(f"unknown crossover mode {self.name!r}; choose one of: "
                              + ", ".join(MODES))  # fmt: skip
 
-    def unsupported(self, problem: str, dtype: str) -> str | None:
+    def unsupported(self, problem: str, dtype: str, device: str = "cpu") -> str | None:
+        if device != "cpu":
+            return f"the crossover runs on the cpu only, not {device}"
         if problem != "shapes":
             return f"crossover cases take the shapes problem, not {problem}"
         return None
@@ -206,6 +221,11 @@ class CallableTarget(_Target):
 
     @property
     def imports(self) -> str | None:
+        return None
+
+    def unsupported(self, problem: str, dtype: str, device: str = "cpu") -> str | None:
+        if device != "cpu":
+            return f"a callable runs on the cpu only, not {device}"
         return None
 
     def build(self, case):

@@ -15,7 +15,12 @@ paired_calls). An extra worker of a case (spec "extra") makes the warm calls and
 only: the runner pools its calls with the first worker's.
 
 The spec names its target in the string form of a results row (``{"framework", "name"}``),
-parsed by measure.targets like everywhere else; "problem" and "params" give the case.
+parsed by measure.targets like everywhere else; "problem" and "params" give the case, "device"
+where it computes. On a GPU every timed call waits for the device before the clock stops
+(strategies.devices.synchronized), the result is brought to the host for the check after it, and
+the device's peak memory is read per phase beside the resident memory. A target the second
+question timed (its ``question_timed`` role) is also timed as it timed it: the clock stopped when
+the call returns, nothing waited for (unsynced_median_s).
 """
 
 from __future__ import annotations
@@ -32,8 +37,9 @@ from collections.abc import Callable
 from typing import Any
 
 from jacbench.constants import TOLERANCE
-from jacbench.measure import heap
+from jacbench.measure import gpu_memory, heap
 from jacbench.measure.memory import PhaseMemory, measure_phase
+from jacbench.strategies import devices
 
 
 class WrongAnswer(Exception):
@@ -56,11 +62,13 @@ def thread_environment(threads: int) -> dict[str, str]:
     return env
 
 
-def _configure_framework(framework: str | None, threads: int) -> dict[str, Any]:
-    """Import the framework and set its thread pools; return what was set."""
+def _configure_framework(framework: str | None, threads: int, device: str) -> dict[str, Any]:
+    """Import the framework, set its thread pools and make the case's device its default
+    (strategies.devices.configure); return what was set."""
     if framework is None:
         return {}
     mod = importlib.import_module(framework)
+    devices.configure(framework, device)
     info: dict[str, Any] = {"framework_version": getattr(mod, "__version__", "")}
     if framework == "torch":
         mod.set_num_threads(threads)
@@ -90,7 +98,7 @@ def _timed(fn: Callable[[], Any], faults: list[int] | None = None) -> float:
     """Seconds one call of fn took; with a list, the page faults it took are appended to it."""
     before = _faults()
     start = time.perf_counter()
-    fn()  # every target returns numpy arrays: asynchronous work has finished
+    fn()  # numpy arrays, or synchronized on a GPU: asynchronous work has finished
     took = time.perf_counter() - start
     if faults is not None:
         faults.append(_faults() - before)
@@ -212,6 +220,7 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
     threads = int(spec.get("threads", 1))
     repeats = int(spec.get("repeats", 5))
     budget = float(spec.get("warm_budget_s", 10.0))
+    device = spec.get("device", "cpu")
     rec: dict[str, Any] = {"status": "error", "message": "", "threads": threads}
     resets = []
     try:
@@ -222,31 +231,37 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
             else None
         )
         t0 = time.perf_counter()
-        info, mem = measure_phase(lambda: _configure_framework(target.imports, threads))
+        info, mem = measure_phase(lambda: _configure_framework(target.imports, threads, device))
         rec.update(info, import_s=time.perf_counter() - t0, **_memory_fields("import", mem))
         resets.append(mem.reset)
+        gpu = devices.device_memory(target.imports, device)  # None on the CPU
 
         case = (
-            None if target.kind == "callable" else target.make_case(spec["problem"], spec["params"])
+            None
+            if target.kind == "callable"
+            else target.make_case(spec["problem"], spec["params"], device)
         )
         if spec.get("extra"):
-            call = heap.trimming(target.build(case))
+            call = gpu_memory.prepared(target.build(case), target.imports, device)
             call()
             rec.update(_warm_calls(call, repeats, budget))
             if baseline is not None:
-                rec.update(_paired(baseline, case, call, repeats, budget).fields())
+                rec.update(_paired(baseline, case, call, repeats, budget, device).fields())
             rec["status"] = "ok"
             return rec
 
         t0 = time.perf_counter()
-        call, mem = measure_phase(lambda: heap.trimming(target.build(case)))
+        raw, mem = measure_phase(lambda: target.build(case))
+        call = gpu_memory.prepared(raw, target.imports, device)
         rec.update(inputs_s=time.perf_counter() - t0, **_memory_fields("inputs", mem))
         rec.update(heap.heap_fields("inputs"))  # what malloc holds before the first call
+        rec.update(gpu_memory.fields("inputs", gpu))
         resets.append(mem.reset)
 
         t0 = time.perf_counter()
-        result, mem = measure_phase(call)
+        result, mem = measure_phase(gpu_memory.phase(call, gpu))
         rec.update(cold_s=time.perf_counter() - t0, **_memory_fields("cold", mem))
+        rec.update(gpu_memory.fields("cold", gpu))
         resets.append(mem.reset)
         error = target.error(case, result)
         if error is not None:
@@ -260,7 +275,7 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
         del result
         rec.update(heap.heap_fields("cold"))
 
-        warm, mem = measure_phase(lambda: _warm_calls(call, repeats, budget))
+        warm, mem = measure_phase(gpu_memory.phase(lambda: _warm_calls(call, repeats, budget), gpu))
         resets.append(mem.reset)
         rec.update(
             warm,
@@ -270,12 +285,16 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
             **_memory_fields("warm", mem),
         )
         rec.update(heap.heap_fields("warm"))
+        rec.update(gpu_memory.fields("warm", gpu))
+        if target.question_timed:
+            wait = devices.synchronizer(target.imports, device)
+            rec.update(_unsynced_calls(raw, wait, repeats, budget))
         rec["status"] = "ok"
         if baseline is not None:
             if emit:
                 emit({**rec, "hwm_reset": all(resets)})  # a kill in the paired calls keeps this
             try:
-                rec.update(_paired(baseline, case, call, repeats, budget).fields())
+                rec.update(_paired(baseline, case, call, repeats, budget, device).fields())
             except Exception as e:  # noqa: BLE001 - the measurement stands without its ratio
                 rec["message"] = f"ratio to {baseline.text} not measured: {type(e).__name__}: {e}"
     except BaseException as e:  # noqa: BLE001 - any failure of the case is its result
@@ -304,11 +323,27 @@ def _warm_calls(call, repeats: int, budget: float) -> dict[str, Any]:
     return {**warm_summary(times), "warm_values": times, "warm_fault_values": faults}
 
 
-def _paired(baseline, case, call, repeats: int, budget: float) -> Pairs:
+def _paired(baseline, case, call, repeats: int, budget: float, device: str = "cpu") -> Pairs:
     """Build the baseline (its first call untimed, as the target's was) and pair the calls."""
-    simulate = baseline.build(case)
+    simulate = devices.synchronized(baseline.build(case), baseline.imports, device)
     simulate()
     return paired_calls(call, simulate, repeats, budget)
+
+
+def _unsynced_calls(raw, wait, repeats: int, budget: float) -> dict[str, Any]:
+    """Calls timed as the second question timed them: time.time() around the call, the clock
+    stopped when it returns, whether or not the device has finished; each call is waited for
+    after its clock stopped, so that the next starts on an idle device."""
+    times: list[float] = []
+
+    def call(i: int) -> None:
+        start = time.time()
+        result = raw()
+        times.append(time.time() - start)
+        wait(result)
+
+    _repeat(call, times.__len__, repeats, budget)
+    return {"unsynced_n": len(times), "unsynced_median_s": statistics.median(times)}
 
 
 def _die_with_parent() -> None:

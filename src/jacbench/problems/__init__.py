@@ -18,21 +18,26 @@ PARAMS = {
 SIZE = {"gbm": "paths", "moments": "inputs", "moments-batch": "inputs", "shapes": "inputs"}
 
 
-def make_case(problem: str, params: dict[str, Any], streamed: bool = False):
+def make_case(problem: str, params: dict[str, Any], streamed: bool = False, device: str = "cpu"):
     """The problem's case from its parameters (numpy only: no framework is imported here).
 
     streamed (gbm only): the case holds no normals; the path-blocked strategies draw them a
-    block at a time (problems.gbm.stream_normals)."""
+    block at a time (problems.gbm.stream_normals). device: where its strategy computes (the
+    crossover's shapes run on the CPU only)."""
     if problem not in PARAMS:
         raise UsageError(f"unknown problem {problem!r}; choose one of: {', '.join(PARAMS)}")
     p = PARAMS[problem](**params).validate()
     if streamed:
         if problem != "gbm":
             raise UsageError(f"only the gbm problem streams its normals, not {problem}")
-        return gbm.make_case(p, streamed=True)
-    case = {"gbm": gbm, "moments": moments, "moments-batch": moments, "shapes": shapes}[
-        problem
-    ].make_case(p)
+        return gbm.make_case(p, streamed=True, device=device)
+    if problem == "shapes":
+        if device != "cpu":
+            raise UsageError(f"the shapes problem runs on the cpu only, not {device}")
+        return shapes.make_case(p)
+    case = {"gbm": gbm, "moments": moments, "moments-batch": moments}[problem].make_case(
+        p, device=device
+    )
     if case.problem != problem:
         raise UsageError(
             f"problem {problem} does not fit batch={p.batch} "

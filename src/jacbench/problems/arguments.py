@@ -56,6 +56,14 @@ def add_problem_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_device_argument(p: argparse.ArgumentParser, default: str | None = "cpu") -> None:
+    from jacbench.constants import DEVICES
+
+    where = "the CPU" if default == "cpu" else "each group's (the CPU where it names none)"
+    p.add_argument("--device", default=default, choices=DEVICES,
+                   help=f"where PyTorch and JAX compute (default: {where})")  # fmt: skip
+
+
 def from_arguments(args: argparse.Namespace) -> tuple[str, dict]:
     """The problem the arguments name (gbm, moments or moments-batch) and its parameters,
     validated."""

@@ -12,12 +12,14 @@ computed from the same stream, block by block.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from jacbench.constants import DTYPES
-from jacbench.errors import UsageError
+from jacbench.errors import UsageError, check_device
 
 
 @dataclass(frozen=True)
@@ -64,11 +66,13 @@ class GBMCase:
 
     ``normals`` is None for a streamed case: the normals of paths [a, b) are then
     ``stream_normals(params, a, b)``, drawn when asked; :meth:`block_normals` gives either.
+    ``device`` is where a strategy computes (constants.DEVICES); the arrays here are numpy's.
     """
 
     params: GBMParams
     t: np.ndarray = field(repr=False)  # (M+1,) in the case's dtype
     normals: np.ndarray | None = field(default=None, repr=False)  # (M, N) in the case's dtype
+    device: str = "cpu"
 
     problem = "gbm"
 
@@ -90,9 +94,16 @@ class GBMCase:
         if self.normals is not None:
             out[:, :n] = self.normals[:, start:stop]
         else:
-            stream_normals(self.params, start, stop, out=out[:, :n])
+            stream_normals(self.params, start, stop, out=out[:, :n], threads=self.draw_threads)
         out[:, n:] = 0
         return out
+
+    @property
+    def draw_threads(self) -> int:
+        """Threads that draw the stream: one on the CPU, where the framework's threads compute
+        (every CPU row was measured so); every core where a GPU computes, which would otherwise
+        wait on one core's numpy (5.2 x 10^9 normals a call at N = 10^8)."""
+        return 1 if self.device == "cpu" else os.cpu_count() or 1
 
     def scalar(self, value: float) -> np.ndarray:
         """A 0-d array of the case's dtype (so no framework silently promotes)."""
@@ -109,7 +120,7 @@ STREAM_GROUP = 16_384
 
 
 def stream_normals(
-    params: GBMParams, start: int, stop: int, out: np.ndarray | None = None
+    params: GBMParams, start: int, stop: int, out: np.ndarray | None = None, threads: int = 1
 ) -> np.ndarray:
     """The streamed normals of paths [start, stop), shape (M, stop - start), case's dtype.
 
@@ -117,29 +128,42 @@ def stream_normals(
     seeded with (seed, g), drawn in float64 as an (M, STREAM_GROUP) array and rounded to the
     dtype, as make_case's are. A path's normals depend on the seed and its index only, not on
     N or on the blocks they are read in. They are not the normals make_case draws (those are
-    one (M, N) draw from one generator, which cannot be read a block at a time).
+    one (M, N) draw from one generator, which cannot be read a block at a time). With threads
+    above 1 the groups are drawn that many at a time (numpy draws without holding the GIL):
+    the same numbers.
     """
     dtype, m = np.dtype(params.dtype), params.steps
     if out is None:
         out = np.empty((m, stop - start), dtype=dtype)
     first, last = start // STREAM_GROUP, (stop - 1) // STREAM_GROUP if stop > start else -1
-    for g in range(first, last + 1):
+
+    def group(g: int) -> None:
         z = np.random.default_rng([params.seed, g]).standard_normal((m, STREAM_GROUP))
         lo, hi = max(start, g * STREAM_GROUP), min(stop, (g + 1) * STREAM_GROUP)
         out[:, lo - start : hi - start] = z[:, lo - g * STREAM_GROUP : hi - g * STREAM_GROUP]
+
+    groups = range(first, last + 1)
+    if threads > 1 and len(groups) > 1:
+        with ThreadPoolExecutor(min(threads, len(groups))) as pool:
+            list(pool.map(group, groups))
+    else:
+        for g in groups:
+            group(g)
     return out
 
 
-def make_case(params: GBMParams, streamed: bool = False) -> GBMCase:
+def make_case(params: GBMParams, streamed: bool = False, device: str = "cpu") -> GBMCase:
     """Validate parameters and build the shared inputs in the case's dtype (streamed: the
-    time grid only; the normals are drawn a block at a time by whoever needs them)."""
+    time grid only; the normals are drawn a block at a time by whoever needs them), for a
+    strategy that computes on the device."""
     params.validate()
+    check_device(device)
     dtype = np.dtype(params.dtype)
     t = np.linspace(0.0, params.maturity, params.steps + 1).astype(dtype)
     if streamed:
-        return GBMCase(params=params, t=t)
+        return GBMCase(params=params, t=t, device=device)
     z = draw_normals(params.paths, params.steps, params.seed).astype(dtype)
-    return GBMCase(params=params, t=t, normals=z)
+    return GBMCase(params=params, t=t, normals=z, device=device)
 
 
 def brownian(t: np.ndarray, z: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from jacbench.constants import DTYPES
-from jacbench.errors import UsageError
+from jacbench.errors import UsageError, check_device
 
 POWERS = (2, 3, 4)
 
@@ -40,6 +40,7 @@ class MomentsParams:
 class MomentsCase:
     params: MomentsParams
     x: np.ndarray = field(repr=False)  # (n,) or (B, n), in the case's dtype
+    device: str = "cpu"  # where a strategy computes (constants.DEVICES); x is numpy's
 
     @property
     def problem(self) -> str:
@@ -47,13 +48,15 @@ class MomentsCase:
         return "moments-batch" if self.params.batch else "moments"
 
 
-def make_case(params: MomentsParams) -> MomentsCase:
-    """Inputs near the question's value (2.00094), perturbed so that rows differ."""
+def make_case(params: MomentsParams, device: str = "cpu") -> MomentsCase:
+    """Inputs near the question's value (2.00094), perturbed so that rows differ, for a strategy
+    that computes on the device."""
     params.validate()
+    check_device(device)
     shape = (params.batch, params.inputs) if params.batch else (params.inputs,)
     rng = np.random.default_rng(params.seed)
     x = 2.00094 + 0.1 * rng.standard_normal(shape)
-    return MomentsCase(params, x.astype(params.dtype))
+    return MomentsCase(params, x.astype(params.dtype), device)
 
 
 def evaluate(x: np.ndarray) -> np.ndarray:

@@ -27,7 +27,9 @@ STATUS = pd.CategoricalDtype(list(STATUSES))
 # A warm call shorter than this is mostly the framework's per-call overhead (dispatch, Python,
 # allocation): measured, but not ranked by.
 OVERHEAD_S = 1e-3
-_SAME = ["framework", "paths", "dtype", "allocator"]
+_SAME = ["framework", "paths", "dtype", "allocator", "device"]
+# What a blank cell of a column means: a file written before the device column ran on the CPU.
+BLANK_MEANS = {"device": "cpu"}
 
 
 def dtypes() -> dict[str, object]:
@@ -57,7 +59,7 @@ def load(path: str | Path) -> pd.DataFrame:
         df = last
         # A file written before some columns existed (store.older): they read as blank.
         df = df.reindex(columns=store.COLUMNS, fill_value="")
-        df = df.replace("", pd.NA)
+        df = df.replace("", pd.NA).fillna(BLANK_MEANS)
         df = df.astype({c: t for c, t in types.items() if c not in ("status", "hwm_reset")})
         df["status"] = df["status"].astype(STATUS)
         df["hwm_reset"] = df["hwm_reset"].map({"True": True, "False": False}).astype("boolean")

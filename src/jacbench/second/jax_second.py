@@ -11,7 +11,7 @@ import numpy as np
 from jacbench.problems import moments
 from jacbench.problems.gbm import GBMCase
 from jacbench.problems.moments import MomentsCase
-from jacbench.strategies import jax_gbm
+from jacbench.strategies import devices, jax_gbm
 from jacbench.strategies.jax_moments import f
 
 jax.config.update("jax_enable_x64", True)
@@ -24,20 +24,27 @@ def _hvp(x, v):
     return jnp.stack([jax.jvp(jax.grad(lambda x, k=k: f(x)[k]), (x,), (v,))[1] for k in range(3)])
 
 
+def _output(case) -> Callable:
+    """numpy on the CPU (the conversion blocks), the array left on a GPU (strategies.devices)."""
+    return (lambda a: a) if devices.keeps_results(case.device) else np.asarray
+
+
 def build_hessian(case: MomentsCase) -> Callable[[], np.ndarray]:
-    x = jnp.asarray(case.x)
-    return lambda: np.asarray(_hessian(x))
+    x, out = devices.jax_put(case.x, case.device), _output(case)
+    return lambda: out(_hessian(x))
 
 
 def build_hvp(case: MomentsCase) -> Callable[[], np.ndarray]:
-    x, v = jnp.asarray(case.x), jnp.asarray(moments.direction(case))
-    return lambda: np.asarray(_hvp(x, v))
+    x = devices.jax_put(case.x, case.device)
+    v = devices.jax_put(moments.direction(case), case.device)
+    out = _output(case)
+    return lambda: out(_hvp(x, v))
 
 
 def build_diagonal(case: MomentsCase) -> Callable[[], np.ndarray]:
-    x = jnp.asarray(case.x)
+    x, out = devices.jax_put(case.x, case.device), _output(case)
     ones = jnp.ones_like(x)
-    return lambda: np.asarray(_hvp(x, ones))
+    return lambda: out(_hvp(x, ones))
 
 
 def _greeks_of(spot, vol, z, t, drift):
@@ -68,8 +75,8 @@ _greeks_no_ynn = jax.jit(_greeks_of, compiler_options=NO_YNN_FUSION)
 
 
 def build_greeks(case: GBMCase) -> Callable[[], np.ndarray]:
-    args = jax_gbm._args(case)
-    return lambda: np.asarray(_greeks(*args))
+    args, out = jax_gbm._args(case), _output(case)
+    return lambda: out(_greeks(*args))
 
 
 def build_greeks_no_ynn(case: GBMCase) -> Callable[[], np.ndarray]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jacbench.errors import Unsupported, UsageError
+from jacbench.errors import Unsupported, UsageError, device_refusal
 from jacbench.strategies.memory_model import MemoryModel
 from jacbench.strategies.memory_model import MemoryModel as M
 
@@ -43,6 +43,8 @@ class Method(Unsupported):
     candidate: bool = True  # a recommendation may pick it (every method here)
     # The API call it makes, as the glossary shows it (see strategies.registry.Strategy.call).
     call: str = ""
+    # Why it runs on the CPU only, beyond its framework's devices ("": wherever they run).
+    cpu_only: str = ""
 
     @property
     def key(self) -> str:
@@ -52,8 +54,13 @@ class Method(Unsupported):
     def problem(self) -> str:
         return "gbm" if self.kind == "greeks" else "moments"
 
-    def unsupported(self, problem: str, dtype: str) -> str | None:
-        """Why this method cannot run the problem, or None when it can (both dtypes run)."""
+    def unsupported(self, problem: str, dtype: str, device: str = "cpu") -> str | None:
+        """Why this method cannot run the problem on the device, or None when it can (both
+        dtypes run)."""
+        if refusal := device_refusal(f"second-order method {self.key}", self.framework, device):
+            return refusal
+        if device != "cpu" and self.cpu_only:
+            return f"second-order method {self.key} runs on the cpu only: {self.cpu_only}"
         if problem != self.problem:
             return f"second-order method {self.key} takes the {self.problem} problem, not {problem}"
         return None
@@ -63,7 +70,7 @@ class Method(Unsupported):
 
     def build(self, case) -> Callable[[], np.ndarray]:
         """Prepare the method for a case; calling the result computes it from scratch."""
-        self.check(case.problem, case.params.dtype)
+        self.check(case.problem, case.params.dtype, case.device)
         module = importlib.import_module(f"jacbench.second.{self.framework}_second")
         return getattr(module, "build_" + self.name.replace("-", "_"))(case)
 
@@ -82,7 +89,9 @@ class Method(Unsupported):
     def error(self, case, result: np.ndarray) -> float:
         """Largest error against the closed form, per output scaled by its magnitude."""
         from jacbench.problems import gbm, moments
+        from jacbench.strategies.devices import to_host
 
+        result = to_host(result)
         if self.kind == "greeks":
             return gbm.relative_error(result, self.reference(case))
         return moments.relative_error(result, self.reference(case), axis=0)
@@ -154,7 +163,8 @@ METHODS: tuple[Method, ...] = (
     Method("jax", "greeks-no-ynn", "greeks",
            "The per-path Greeks of greeks compiled with XLA's YNNPACK fusion off "
            "(--xla_cpu_experimental_ynn_fusion_type=).", M(arrays=6, fixed_mib=75),
-           call="greeks' call, with XLA's YNNPACK fusion turned off in jax.jit"),
+           call="greeks' call, with XLA's YNNPACK fusion turned off in jax.jit",
+           cpu_only="YNNPACK and the option that turns it off are XLA's CPU compiler's"),
 )  # fmt: skip
 
 

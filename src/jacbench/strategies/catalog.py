@@ -69,9 +69,11 @@ ROWS: tuple[dict, ...] = (
        memory_fitted_under="glibc-mmap",
        memory_moments=M(arrays=5.5, fixed_mib=60)),
     _s("torch", "batched-backward", "reverse", "vectorized", "eager",
-       "torch.autograd.grad(is_grads_batched=True) with an N x N identity as cotangents.",
-       call="torch.autograd.grad(y, x, eye, is_grads_batched=True)",
-       memory=M(batch=3.0, fixed_mib=100), problems=BOTH,
+       "torch.autograd.grad(is_grads_batched=True) with an N x N identity as cotangents; for "
+       "the moments problem the second question's solution 2: X.repeat(3, 1) and one backward "
+       "with the 3 x 3 identity.",
+       call="torch.autograd.grad(y, x, eye, is_grads_batched=True), or y.backward(eye)",
+       memory=M(batch=3.0, fixed_mib=100), problems=BOTH, question_timed=True,
        memory_moments=M(arrays=12, fixed_mib=150)),
     _s("torch", "jacrev", "reverse", "vectorized", "eager",
        "torch.func.jacrev: vmap over N vector-Jacobian products.",
@@ -112,10 +114,19 @@ ROWS: tuple[dict, ...] = (
        memory=M(arrays=3, fixed_mib=180), variant_of="pathwise"),
     _s("torch", "grad-loop-create-graph", "reverse", "loop", "eager",
        "The second question's solution 1: one torch.autograd.grad per output with "
-       "create_graph=True, recording a graph a first-order Jacobian never uses.",
+       "create_graph=True, recording a graph a first-order Jacobian never uses (on a GPU each "
+       "row copied into J = torch.zeros(3, n) on the CPU, as the question did).",
        call="torch.autograd.grad(y[i], x, create_graph=True) for each i",
-       problems=("moments",), candidate=False,
+       problems=("moments",), candidate=False, question_timed=True,
        memory_moments=M(arrays=4.5, fixed_mib=100)),
+    # The third answer's hand-written derivative in PyTorch, to time on a GPU beside the two
+    # solutions (numpy's closed form cannot run there). Not a way to differentiate: no candidate.
+    _s("torch", "analytic", "none", "single-pass", "eager",
+       "The second question's solution 3, the third answer's hand-written derivative: "
+       "torch.stack((2X, 3X^2, 4X^3)), no automatic differentiation.",
+       call="torch.stack((2 * X, 3 * X**2, 4 * X**3)), written by hand",
+       problems=("moments",), candidate=False, question_timed=True,
+       memory_moments=M(arrays=6, fixed_mib=2)),
     _s("torch", "vmap-jacrev", "reverse", "vectorized", "eager",
        "torch.func.vmap(torch.func.jacrev(f)): per-sample Jacobians of a batch of rows, the "
        "functorch answer to the second question.",

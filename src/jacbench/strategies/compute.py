@@ -10,20 +10,25 @@ import numpy as np
 
 from jacbench.errors import UsageError
 from jacbench.problems import make_case
-from jacbench.strategies import registry
+from jacbench.strategies import devices, registry
 
 
-def jacobian(framework: str, name: str, problem: str, params: dict, output: str | None) -> str:
-    """Compute, check, optionally save to an .npz; the line to print."""
+def jacobian(
+    framework: str, name: str, problem: str, params: dict, output: str | None, device: str = "cpu"
+) -> str:
+    """Compute on the device, check, optionally save to an .npz; the line to print."""
     strategy = registry.get(framework, name)
-    strategy.check(problem, params["dtype"])
+    strategy.check(problem, params["dtype"], device)
     if output and not Path(output).parent.is_dir():
         raise UsageError(f"cannot write {output}: the folder {Path(output).parent} does not exist")
-    case = make_case(problem, params, streamed=strategy.blocked)
+    case = make_case(problem, params, streamed=strategy.blocked, device=device)
+    devices.configure(framework, device)
     start = time.perf_counter()
-    result = strategy.build(case)()
+    result = devices.synchronized(strategy.build(case), framework, device)()
     elapsed = time.perf_counter() - start
+    result = devices.to_host(result)
     error = strategy.error(case, result)
+    where = "" if device == "cpu" else f" on {device}"
     if problem == "gbm":
         size = f"N={params['paths']} M={params['steps']}"
         arrays = {"jacobian": result.jacobian, "terminal": result.terminal}
@@ -36,7 +41,7 @@ def jacobian(framework: str, name: str, problem: str, params: dict, output: str 
         np.savez(output, **arrays)
     against = "closed form from its own paths" if strategy.faithful else "closed form"
     return (
-        f"{strategy.key}  {size} {params['dtype']}  "
+        f"{strategy.key}  {size} {params['dtype']}{where}  "
         f"time {elapsed:.4f} s (first call, set-up and compilation included)  "
         f"max relative error {error:.2e} vs {against}"
     )

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jacbench.problems.gbm import GBMCase
-from jacbench.strategies import blocked
+from jacbench.strategies import blocked, devices
 from jacbench.strategies.registry import JacobianResult
 
 # float64 cases need x64; float32 inputs stay float32 because every input is typed explicitly.
@@ -41,19 +41,23 @@ def simulate_terminal(spot, vol, w_t, maturity, drift):
 
 
 def _args(case: GBMCase) -> tuple:
+    """spot, vol, z, t, drift on the case's device: the jitted functions run there."""
     p = case.params
-    return (
-        jnp.asarray(case.scalar(p.spot)),
-        jnp.asarray(case.scalar(p.vol)),
-        jnp.asarray(case.normals),
-        jnp.asarray(case.t),
-        jnp.asarray(case.scalar(p.drift)),
-    )
+    return tuple(
+        devices.jax_put(a, case.device)
+        for a in (case.scalar(p.spot), case.scalar(p.vol), case.normals, case.t,
+                  case.scalar(p.drift))
+    )  # fmt: skip
 
 
 def _runner(case: GBMCase, fn) -> Callable[[], JacobianResult]:
-    """jit fn(spot, vol, z, t, drift) -> (S_T, d_spot, d_vol); numpy conversion blocks."""
+    """jit fn(spot, vol, z, t, drift) -> (S_T, d_spot, d_vol). On the CPU the numpy conversion
+    blocks and the columns are stacked in numpy; on a GPU they are stacked in the jit and the
+    result is left there (strategies.devices)."""
     args = _args(case)
+    if devices.keeps_results(case.device):
+        jitted_j = jax.jit(lambda *a: _stacked(*fn(*a)))
+        return lambda: JacobianResult(*jitted_j(*args))
     jitted = jax.jit(fn)
 
     def run() -> JacobianResult:
@@ -64,11 +68,17 @@ def _runner(case: GBMCase, fn) -> Callable[[], JacobianResult]:
     return run
 
 
+def _stacked(s, d_spot, d_vol):
+    return jnp.stack([d_spot.reshape(-1), d_vol.reshape(-1)], axis=1), s
+
+
 def build_simulation(case: GBMCase, execution: str = "jit") -> Callable[[], np.ndarray]:
     if execution == "blocked-jit":
         return _blocked(case, simulate, blocked.simulation_runner)
     args = _args(case)
     jitted = jax.jit(simulate)
+    if devices.keeps_results(case.device):
+        return lambda: jitted(*args)
     return lambda: np.asarray(jitted(*args))
 
 
@@ -162,12 +172,15 @@ def build_pathwise(case: GBMCase):
 
 def _blocked(case: GBMCase, fn, runner, block_size: int | None = None):
     p = case.params
-    spot, vol, drift = (jnp.asarray(case.scalar(v)) for v in (p.spot, p.vol, p.drift))
-    t = jnp.asarray(case.t)
+    spot, vol, drift = (devices.jax_put(case.scalar(v), case.device)
+                        for v in (p.spot, p.vol, p.drift))  # fmt: skip
+    t = devices.jax_put(case.t, case.device)
     jitted = jax.jit(fn)
 
+    # On a GPU each block's numpy normals are copied there and its results copied back into
+    # the (N,) host arrays, which waits for the block's work.
     def step(z):
-        out = jitted(spot, vol, jnp.asarray(z), t, drift)
+        out = jitted(spot, vol, devices.jax_put(z, case.device), t, drift)
         return tuple(np.asarray(a) for a in (out if isinstance(out, tuple) else (out,)))
 
     return runner(case, step, block_size, pad=True)

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jacbench.problems.moments import MomentsCase
+from jacbench.strategies import devices
 from jacbench.strategies.registry import JacobianResult
 
 jax.config.update("jax_enable_x64", True)
@@ -19,8 +20,12 @@ def f(x):
 
 
 def _runner(case: MomentsCase, transform) -> Callable[[], JacobianResult]:
-    x = jnp.asarray(case.x)
+    """jit of the transform and f at X on the case's device; numpy on the CPU (the conversion
+    blocks), left on a GPU (strategies.devices)."""
+    x = devices.jax_put(case.x, case.device)
     jitted = jax.jit(lambda x: (transform(f)(x), f(x)))
+    if devices.keeps_results(case.device):
+        return lambda: JacobianResult(*jitted(x))
 
     def run() -> JacobianResult:
         j, y = jitted(x)

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from jacbench.constants import DTYPES, FRAMEWORKS
-from jacbench.errors import Unsupported, UsageError
+from jacbench.errors import Unsupported, UsageError, device_refusal
 from jacbench.strategies import catalog
 from jacbench.strategies.memory_model import MemoryModel
 
@@ -38,7 +38,8 @@ def is_blocked(execution: str) -> bool:
 
 
 class JacobianResult(NamedTuple):
-    """What every strategy returns as numpy arrays: the Jacobian and the function's value.
+    """What every strategy returns: the Jacobian and the function's value, as numpy arrays (on
+    a GPU, the framework's arrays left there: strategies.devices.to_host makes them numpy).
 
     GBM: J (N, 2) and S_T (N,). Moments: J (3, n) and f(X) (3,); batched, (B, 3, n) and (B, 3).
     """
@@ -87,6 +88,9 @@ class Strategy(Unsupported):
     snippet: str = ""
     # The allocator its memory model was fitted under (and is checked under by the tests).
     memory_fitted_under: str = "glibc"
+    # The second question timed it as time.time() around the call, never waiting for the GPU:
+    # the worker times its calls that way too, beside the synchronised ones (unsynced_median_s).
+    question_timed: bool = False
 
     @property
     def key(self) -> str:
@@ -123,8 +127,10 @@ class Strategy(Unsupported):
         module = f"jacbench.strategies.{self.framework}_{problem.split('-')[0]}"
         return f"{module}:build_{self.name.replace('-', '_')}"
 
-    def unsupported(self, problem: str, dtype: str) -> str | None:
-        """Why this strategy cannot run the problem in the dtype, or None when it can."""
+    def unsupported(self, problem: str, dtype: str, device: str = "cpu") -> str | None:
+        """Why this strategy cannot run the problem in the dtype on the device, or None."""
+        if refusal := device_refusal(f"strategy {self.key}", self.framework, device):
+            return refusal
         if problem not in self.problems:
             valid = ", ".join(s.name for s in by_framework(self.framework, problem))
             return f"strategy {self.key} does not support the {problem} problem" + (
@@ -143,7 +149,7 @@ class Strategy(Unsupported):
 
     def build(self, case) -> Callable[[], JacobianResult]:
         """Prepare the strategy for a case; calling the result computes J from scratch."""
-        self.check(case.problem, case.params.dtype)
+        self.check(case.problem, case.params.dtype, case.device)
         return _load(self.entry(case.problem))(case)
 
     def error(self, case, result: JacobianResult) -> float:
@@ -151,7 +157,9 @@ class Strategy(Unsupported):
         its magnitude. The question's programs draw their own normals: their reference is the
         closed form recovered from their own terminal values."""
         from jacbench.problems import gbm, moments
+        from jacbench.strategies.devices import to_host
 
+        result = to_host(result)
         if case.problem != "gbm":
             return moments.relative_error(result.jacobian, moments.jacobian_closed_form(case.x))
         if case.streamed:  # N may be 10^8: the closed form is computed a block at a time

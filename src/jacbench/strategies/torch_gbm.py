@@ -9,7 +9,7 @@ import torch
 from torch.autograd.functional import jacobian
 
 from jacbench.problems.gbm import GBMCase
-from jacbench.strategies import blocked
+from jacbench.strategies import blocked, devices
 from jacbench.strategies.registry import JacobianResult
 
 
@@ -33,18 +33,20 @@ def simulate_terminal(spot, vol, w_t, maturity, drift):
 
 
 class _Inputs:
-    """The case's arrays as tensors; spot and vol as 0-d leaves."""
+    """The case's arrays as tensors on its device; spot and vol as 0-d leaves."""
 
     def __init__(self, case: GBMCase):
         p = case.params
         self.dtype = getattr(torch, p.dtype)
-        self.z = torch.from_numpy(case.normals)
-        self.t = torch.from_numpy(case.t)
-        self.drift = torch.tensor(p.drift, dtype=self.dtype)
-        self.spot = torch.tensor(p.spot, dtype=self.dtype)
-        self.vol = torch.tensor(p.vol, dtype=self.dtype)
+        self.device = devices.torch_device(case.device)
+        self.z = torch.from_numpy(case.normals).to(self.device)
+        self.t = torch.from_numpy(case.t).to(self.device)
+        self.drift = torch.tensor(p.drift, dtype=self.dtype, device=self.device)
+        self.spot = torch.tensor(p.spot, dtype=self.dtype, device=self.device)
+        self.vol = torch.tensor(p.vol, dtype=self.dtype, device=self.device)
         self.n = p.paths
         self.chunk_size = p.chunk_size
+        self.out = devices.torch_output(case.device)
 
     def f(self, spot, vol):
         return simulate(spot, vol, self.z, self.t, self.drift)
@@ -53,9 +55,9 @@ class _Inputs:
         return self.spot.clone().requires_grad_(), self.vol.clone().requires_grad_()
 
 
-def _result(d_spot, d_vol, terminal) -> JacobianResult:
+def _result(d_spot, d_vol, terminal, out) -> JacobianResult:
     j = torch.stack([d_spot.reshape(-1), d_vol.reshape(-1)], dim=1)
-    return JacobianResult(j.detach().numpy(), terminal.detach().numpy())
+    return JacobianResult(out(j), out(terminal))
 
 
 def build_simulation(case: GBMCase, execution: str = "eager") -> Callable[[], np.ndarray]:
@@ -68,13 +70,15 @@ def build_simulation(case: GBMCase, execution: str = "eager") -> Callable[[], np
 
     def run():
         with torch.no_grad():
-            return f(x.spot, x.vol).numpy()
+            return x.out(f(x.spot, x.vol))
 
     return run
 
 
 def build_question(case: GBMCase) -> Callable[[], JacobianResult]:
     """The question's PyTorch program, kept as written (float32, its own normals)."""
+    if case.device != "cpu":
+        return _question_on_device(case)  # the same program, its tensors made on the GPU
     p = case.params
     n, m, seed = p.paths, p.steps, p.seed
 
@@ -106,7 +110,50 @@ def build_question(case: GBMCase) -> Callable[[], JacobianResult]:
         j = jacobian(func=gbm_wrapper, inputs=(spot, vol))
         with torch.no_grad():
             terminal = gbm_wrapper(spot, vol)
-        return _result(j[0], j[1], terminal)
+        return _result(j[0], j[1], terminal, devices.torch_output("cpu"))
+
+    return run
+
+
+def _question_on_device(case: GBMCase) -> Callable[[], JacobianResult]:
+    """build_question's program on a GPU: as posted but for device=device on the tensors it
+    makes, and a generator of the device (torch.manual_seed returns the CPU's, which cannot draw
+    there), seeded the same way on every call. Kept apart so that build_question reads as posted.
+    """
+    p = case.params
+    n, m, seed = p.paths, p.steps, p.seed
+    device, out = devices.torch_device(case.device), devices.torch_output(case.device)
+    generator = torch.Generator(device)
+
+    # fmt: off
+    def sim_gbm(N, t, spot, drift, vol, seed=None):
+        M = int(t.shape[0])
+        dt = torch.diff(t)
+
+        Z = torch.normal(mean=0.0, std=1.0, size=(M - 1, N), generator=generator.manual_seed(seed),
+                         device=device)
+
+        W = torch.concatenate([
+            torch.zeros(size=(1, N), device=device), torch.sqrt(dt)[:, None] * Z
+        ]).cumsum(axis=0)
+
+        S = spot * torch.exp(((drift - 0.5 * vol ** 2) * t)[:, None] + vol * W)
+        return S[-1,]
+    # fmt: on
+
+    def run() -> JacobianResult:
+        spot = torch.tensor(p.spot, requires_grad=True, device=device)
+        drift = torch.tensor(p.drift, device=device)
+        vol = torch.tensor(p.vol, requires_grad=True, device=device)
+        t = torch.linspace(0.0, p.maturity, m + 1, device=device)
+
+        def gbm_wrapper(spot, vol):
+            return sim_gbm(n, t, spot, drift, vol, seed)
+
+        j = jacobian(func=gbm_wrapper, inputs=(spot, vol))
+        with torch.no_grad():
+            terminal = gbm_wrapper(spot, vol)
+        return _result(j[0], j[1], terminal, out)
 
     return run
 
@@ -118,7 +165,7 @@ def _functional(case: GBMCase, **kw) -> Callable[[], JacobianResult]:
         d_spot, d_vol = jacobian(x.f, (x.spot, x.vol), **kw)
         with torch.no_grad():
             terminal = x.f(x.spot, x.vol)
-        return _result(d_spot, d_vol, terminal)
+        return _result(d_spot, d_vol, terminal, x.out)
 
     return run
 
@@ -144,7 +191,7 @@ def build_grad_loop(case: GBMCase) -> Callable[[], JacobianResult]:
         rows = [torch.autograd.grad(s[i], (spot, vol), retain_graph=True) for i in range(x.n)]
         d_spot = torch.stack([r[0] for r in rows])
         d_vol = torch.stack([r[1] for r in rows])
-        return _result(d_spot, d_vol, s)
+        return _result(d_spot, d_vol, s, x.out)
 
     return run
 
@@ -155,9 +202,9 @@ def build_batched_backward(case: GBMCase) -> Callable[[], JacobianResult]:
     def run() -> JacobianResult:
         spot, vol = x.leaves()
         s = x.f(spot, vol)
-        eye = torch.eye(x.n, dtype=x.dtype)
+        eye = torch.eye(x.n, dtype=x.dtype, device=x.device)
         d_spot, d_vol = torch.autograd.grad(s, (spot, vol), grad_outputs=eye, is_grads_batched=True)
-        return _result(d_spot, d_vol, s)
+        return _result(d_spot, d_vol, s, x.out)
 
     return run
 
@@ -170,7 +217,7 @@ def _func_transform(case: GBMCase, transform, **kw) -> Callable[[], JacobianResu
         d_spot, d_vol = jac(x.spot, x.vol)
         with torch.no_grad():
             terminal = x.f(x.spot, x.vol)
-        return _result(d_spot, d_vol, terminal)
+        return _result(d_spot, d_vol, terminal, x.out)
 
     return run
 
@@ -191,7 +238,7 @@ def build_jacrev_terminal(case: GBMCase) -> Callable[[], JacobianResult]:
         d_spot, d_vol = torch.func.jacrev(f, argnums=(0, 1))(x.spot, x.vol)
         with torch.no_grad():
             terminal = f(x.spot, x.vol)
-        return _result(d_spot, d_vol, terminal)
+        return _result(d_spot, d_vol, terminal, x.out)
 
     return run
 
@@ -216,7 +263,7 @@ def build_jvp(case: GBMCase) -> Callable[[], JacobianResult]:
 
     def run() -> JacobianResult:
         terminal, d_spot, d_vol = _two_jvps(x.f, x.spot, x.vol)
-        return _result(d_spot, d_vol, terminal)
+        return _result(d_spot, d_vol, terminal, x.out)
 
     return run
 
@@ -236,7 +283,7 @@ def build_pathwise(case: GBMCase) -> Callable[[], JacobianResult]:
 
     def run() -> JacobianResult:
         terminal, d_spot, d_vol = _pathwise(x.f, x.spot, x.vol, x.n)
-        return _result(d_spot, d_vol, terminal)
+        return _result(d_spot, d_vol, terminal, x.out)
 
     return run
 
@@ -247,7 +294,7 @@ def build_compiled_jvp(case: GBMCase) -> Callable[[], JacobianResult]:
 
     def run() -> JacobianResult:
         terminal, d_spot, d_vol = compiled(x.spot, x.vol)
-        return _result(d_spot, d_vol, terminal)
+        return _result(d_spot, d_vol, terminal, x.out)
 
     return run
 
@@ -270,7 +317,7 @@ def build_compiled_pathwise(case: GBMCase) -> Callable[[], JacobianResult]:
 
     def run() -> JacobianResult:
         s, d_spot, d_vol = compiled(x.spot, x.vol)
-        return _result(d_spot, d_vol, s)
+        return _result(d_spot, d_vol, s, x.out)
 
     return run
 
@@ -279,47 +326,53 @@ def build_compiled_pathwise(case: GBMCase) -> Callable[[], JacobianResult]:
 
 
 def _scalars(case: GBMCase):
-    """spot, vol, t, drift as tensors: a blocked strategy's inputs, the normals excepted."""
+    """spot, vol, t, drift as tensors on the case's device: a blocked strategy's inputs, the
+    normals excepted; and the device."""
     p = case.params
-    dtype = getattr(torch, p.dtype)
+    dtype, device = getattr(torch, p.dtype), devices.torch_device(case.device)
     return (
-        torch.tensor(p.spot, dtype=dtype),
-        torch.tensor(p.vol, dtype=dtype),
-        torch.from_numpy(case.t),
-        torch.tensor(p.drift, dtype=dtype),
+        torch.tensor(p.spot, dtype=dtype, device=device),
+        torch.tensor(p.vol, dtype=dtype, device=device),
+        torch.from_numpy(case.t).to(device),
+        torch.tensor(p.drift, dtype=dtype, device=device),
+        device,
     )
 
 
+# A block's normals are numpy's (strategies.blocked): on a GPU each block is copied there, and
+# its results copied back into the (N,) host arrays, which waits for the block's work.
+def _host(*tensors) -> tuple[np.ndarray, ...]:
+    return tuple(t.detach().cpu().numpy() for t in tensors)
+
+
 def _blocked_simulation(case: GBMCase, block_size: int | None = None):
-    spot, vol, t, drift = _scalars(case)
+    spot, vol, t, drift, device = _scalars(case)
 
     def step(z):
         with torch.no_grad():
-            return (simulate(spot, vol, torch.from_numpy(z), t, drift).numpy(),)
+            return _host(simulate(spot, vol, torch.from_numpy(z).to(device), t, drift))
 
     return blocked.simulation_runner(case, step, block_size)
 
 
 def build_blocked_jvp(case: GBMCase, block_size: int | None = None):
     """The two torch.func.jvp calls of build_jvp, on one block of paths at a time."""
-    spot, vol, t, drift = _scalars(case)
+    spot, vol, t, drift, device = _scalars(case)
 
     def step(z):
-        z = torch.from_numpy(z)
-        s, d_spot, d_vol = _two_jvps(lambda a, b: simulate(a, b, z, t, drift), spot, vol)
-        return s.numpy(), d_spot.numpy(), d_vol.numpy()
+        z = torch.from_numpy(z).to(device)
+        return _host(*_two_jvps(lambda a, b: simulate(a, b, z, t, drift), spot, vol))
 
     return blocked.jacobian_runner(case, step, block_size)
 
 
 def build_blocked_pathwise(case: GBMCase, block_size: int | None = None):
     """The pathwise gradient of build_pathwise, on one block of paths at a time."""
-    spot, vol, t, drift = _scalars(case)
+    spot, vol, t, drift, device = _scalars(case)
 
     def step(z):
-        z = torch.from_numpy(z)
+        z = torch.from_numpy(z).to(device)
         f = lambda a, b: simulate(a, b, z, t, drift)  # noqa: E731
-        s, d_spot, d_vol = _pathwise(f, spot, vol, z.shape[1])
-        return s.detach().numpy(), d_spot.numpy(), d_vol.numpy()
+        return _host(*_pathwise(f, spot, vol, z.shape[1]))
 
     return blocked.jacobian_runner(case, step, block_size)
