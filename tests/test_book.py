@@ -238,3 +238,19 @@ def test_wide_chapter_shows_its_tables_figures_and_glued_numbers(built):
     headers = [_cells(re.search(r"<tr.*?</tr>", t, flags=re.S).group(0))
                for t in re.findall(r"<table.*?</table>", picks, flags=re.S)]  # fmt: skip
     assert sum("repeated calls" in h and "one call" in h for h in headers) == 3
+
+
+def test_every_in_short_box_is_short(built):
+    """Each chapter opens with its finding in a box a reader takes in at a glance: at most 60
+    words and 3 numbers (publish.prose's reading of words and numbers)."""
+    from jacbench.publish import prose
+
+    out, _ = built
+    for name in book.NOTEBOOKS[:6]:
+        html = (out / "html" / "notebooks" / f"{name}.html").read_text()
+        box = re.search(r'<div class="[^"]*in-short[^"]*">(.*?)</div>', html, flags=re.S)
+        assert box, name
+        said = prose.sentences(f"<article>{box.group(1)}</article>")
+        words = sum(len(prose.words(s)) for s in said)
+        numbers = sum(prose.numbers(s) for s in said)
+        assert 10 <= words <= 60 and numbers <= 3, (name, words, numbers, said)
