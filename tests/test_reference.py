@@ -46,8 +46,8 @@ def test_the_reference_dataset_and_its_figure_are_committed_files():
         store.check(path)  # a results file of this version's columns
     assert (ROOT / dataset.FIGURE).stat().st_size > 10_000
     assert "book/reference/gbm-time.png" in (ROOT / "README.md").read_text()
-    # Local sweeps never write here: results/ is their folder, and it is not committed.
-    assert "results/" in (ROOT / ".gitignore").read_text().split()
+    # Local sweeps never write here: /results/ is their folder, and it is not committed.
+    assert "/results/" in (ROOT / ".gitignore").read_text().split()
     assert dataset.FOLDER.as_posix() not in (ROOT / ".gitignore").read_text()
 
 

@@ -69,11 +69,15 @@ def test_compiled_forms_win_later_calls_at_the_questions_size(ref):
     for fw in ("torch", "tensorflow"):
         p = ref.pick(TALL, QUESTION, fw)
         assert ref.compiled_wins_later(TALL, QUESTION, fw)
-        first, then = p.entry(p.one_call[0]), p.entry(p.repeated[0])
-        # n calls of the compiled form take less than n eager calls from overtakes_at on.
+        first = p.entry(p.one_call[0])
+        # n calls of one of the tied compiled forms take less than n eager calls from
+        # overtakes_at on, and none of them before.
         n = p.overtakes_at
-        assert then.cold_s + (n - 1) * then.warm_s < first.cold_s + (n - 1) * first.warm_s
-        assert then.cold_s + (n - 2) * then.warm_s >= first.cold_s + (n - 2) * first.warm_s
+        later = [p.entry(r) for r in p.repeated]
+        assert any(t.cold_s + (n - 1) * t.warm_s < first.cold_s + (n - 1) * first.warm_s
+                   for t in later)  # fmt: skip
+        assert all(t.cold_s + (n - 2) * t.warm_s >= first.cold_s + (n - 2) * first.warm_s
+                   for t in later)  # fmt: skip
     assert ref.pick(TALL, QUESTION, "torch").one_call == ("pathwise",)
     assert not ref.compiled_wins_later(TALL, QUESTION, "jax")  # jit throughout
     assert ref.ties(TALL, QUESTION, "jax", "jvp", "pathwise")

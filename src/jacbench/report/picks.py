@@ -51,7 +51,9 @@ class Pick:
     framework: str
     repeated: tuple[str, ...]  # the fastest warm and every candidate it does not beat
     one_call: tuple[str, ...]  # the same by first call, compilation included
-    overtakes_at: int | None  # the call from which repeated[0]'s total time is below one_call[0]'s
+    # The first call from which one of the repeated-call winners has taken less time in all
+    # than the one-call winner (one_call[0]); None where they share a strategy, or never.
+    overtakes_at: int | None
     entries: Mapping[str, Entry]
     comparisons: tuple[noise.Comparison, ...]  # each winner against every other candidate
 
@@ -156,8 +158,11 @@ def pick(rows: pd.DataFrame, shape: str, regime: str, size: int, margins: noise.
                     comparisons.append(noise.compare(first, r, margins, wanted))
     names = [tuple(str(r["name"]) for r in g) for g in (repeated, one_call)]
     after = None
-    if names[0] and names[1] and names[0][0] not in names[1]:
-        after = overtakes(entries[names[1][0]], entries[names[0][0]])
+    if names[0] and names[1] and not set(names[0]) & set(names[1]):
+        # The repeated-call winners tie: the first of them to catch up with the one-call
+        # winner says when repeated calls start to pay.
+        found = [overtakes(entries[names[1][0]], entries[n]) for n in names[0]]
+        after = min((n for n in found if n is not None), default=None)
     return Pick(
         shape,
         regime,

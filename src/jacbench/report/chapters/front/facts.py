@@ -29,6 +29,8 @@ class Snippet:
     first: str
     compiled: str | None = None
     hessian: str | None = None
+    # What the snippet calls each form: its first, its compiled one, its Hessian products.
+    names: tuple[str, ...] = ("jacobian", "fast", "hvp")
 
     @property
     def path(self) -> Path:

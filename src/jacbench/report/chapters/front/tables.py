@@ -19,16 +19,17 @@ def _row(what: str, e: Entry | None) -> dict[str, str]:
 
 
 def price(a: Answer | None, question: tuple[str, str] | None = None) -> pd.DataFrame:
-    """The snippet's forms at its question's size, and the question's own program's outcome
-    where given (what, outcome)."""
+    """The snippet's forms at its question's size, each by the name the snippet gives it, and
+    the question's own program's outcome where given (what, outcome)."""
     if a is None:
         return pd.DataFrame([_row(formats.NOT_MEASURED, None)])
     s = a.snippet
-    rows = [_row(f"{s.first}", a.first)]
+    first, compiled, hessian = s.names
+    rows = [_row(first, a.first)]
     if s.compiled:
-        rows.append(_row(s.compiled, a.compiled))
+        rows.append(_row(compiled, a.compiled))
     if s.hessian:
-        rows.append(_row(f"{s.hessian} (three products H v)", a.hessian))
+        rows.append(_row(f"{hessian}, three products", a.hessian))
     if question:
         rows.append(
             {

@@ -37,7 +37,7 @@ def settings(f: Facts) -> pd.DataFrame:
     several = f"{s.workers}, at N = {sizes}" if s.worker_sizes else "1"
     long, within = formats.time(s.long_call_s), formats.time(s.pairs_within_s)
     rows = [
-        ("memory cap of a worker", formats.size(s.mem_cap)),
+        ("memory cap of most workers", formats.size(s.mem_cap)),
         ("skipped when the model predicts more than", f"{s.skip_above:g}× the cap"),
         ("warm calls, at least", f"{s.min_calls}, unless a call takes {long}"),
         ("pairs, at least", f"{s.min_calls}, and {s.min_pairs} while they take under {within}"),

@@ -24,9 +24,11 @@ REPORTED = {
     "fail_gb": 16,  # TensorFlow at N = 10,000: out of 16 GB
 }
 TF_CAP = REPORTED["fail_gb"] * GIB  # the cap TensorFlow's program runs under here
-# A figure within this factor of "about a second" or "about a minute" reproduces it; a peak at
-# the question's N within FLAT of the peak at N = 1,000 stays "flat".
+# A time within ABOUT of "about a second" or "about a minute", and a memory within ABOUT_MEMORY
+# of the question's round figure, reproduce it; a peak at the question's N within FLAT of the
+# peak at N = 1,000 stays "flat".
 ABOUT = 3.0
+ABOUT_MEMORY = 2.0
 FLAT = 1.25
 # The question's call with one argument more.
 FIX = "functional-forward"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from jacbench.report import formats
-from jacbench.report.chapters.question.facts import ABOUT, REPORTED, Facts, Program
+from jacbench.report.chapters.question.facts import ABOUT, ABOUT_MEMORY, REPORTED, Facts, Program
 
 
 def outcome(p: Program | None) -> str:
@@ -20,13 +20,15 @@ def outcome(p: Program | None) -> str:
     return p.status
 
 
-def alike(measured: float | None, reported: float, less: str, more: str) -> str:
-    """'yes' where measured is within ABOUT of reported, else which way it is off; '–'."""
+def alike(
+    measured: float | None, reported: float, less: str, more: str, within: float = ABOUT
+) -> str:
+    """'yes' where measured is within a factor of reported, else which way it is off; '–'."""
     if measured is None:
         return "–"
-    if measured * ABOUT < reported:
+    if measured * within < reported:
         return less
-    if measured > reported * ABOUT:
+    if measured > reported * within:
         return more
     return "yes"
 
@@ -54,7 +56,9 @@ def observations(f: Facts) -> pd.DataFrame:
                 "the question saw": f"about 1 s, {mb} MB",
                 "measured here": outcome(p),
                 "time alike?": alike(p and p.first_s, REPORTED["small_s"], "faster", "slower"),
-                "memory alike?": alike(p and p.peak and p.peak / 1e6, mb, "less", "more"),
+                "memory alike?": alike(
+                    p and p.peak and p.peak / 1e6, mb, "less", "more", ABOUT_MEMORY
+                ),
             }
         )
     for allocator, p in f.torch.items():
