@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from jacbench.problems.gbm import GBMParams
-from jacbench.report import data, dataset, picks
+from jacbench.report import dataset, picks
 from jacbench.report.chapters import gbm
 from jacbench.report.chapters.gbm import tables
 from jacbench.report.chapters.gbm.costs import FORWARD, PATHWISE
@@ -14,16 +14,6 @@ from jacbench.strategies import registry
 from tests.chapters.rows import at, copy, edit
 
 REFERENCE = Path(__file__).resolve().parents[2] / dataset.RESULTS
-
-
-@pytest.fixture(scope="module")
-def others():
-    return dataset.other_sessions(REFERENCE)
-
-
-@pytest.fixture
-def reference():
-    return data.load(REFERENCE)
 
 
 def _facts(df, others):

@@ -4,18 +4,13 @@ from pathlib import Path
 
 import pytest
 
-from jacbench.report import data, dataset
+from jacbench.report import dataset
 from jacbench.report.chapters import question
 from jacbench.report.chapters.question import tables
 from jacbench.report.chapters.question.facts import TF_CAP
 from tests.chapters.rows import edit
 
 REFERENCE = Path(__file__).resolve().parents[2] / dataset.RESULTS
-
-
-@pytest.fixture
-def reference():
-    return data.load(REFERENCE)
 
 
 def _row(df, allocator, paths=10_000, framework="torch"):

@@ -20,16 +20,6 @@ ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / dataset.RESULTS
 
 
-@pytest.fixture(scope="module")
-def others():
-    return dataset.other_sessions(REFERENCE)
-
-
-@pytest.fixture
-def reference():
-    return data.load(REFERENCE)
-
-
 def facts(df, others, budgets=(1.0, 4.0)):
     return recommend.facts(df, picks.compute(df, others), budgets)
 

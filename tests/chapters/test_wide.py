@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from jacbench.report import data, dataset, picks
+from jacbench.report import dataset, picks
 from jacbench.report.chapters import wide
 from jacbench.report.chapters.wide import tables
 from jacbench.report.chapters.wide.facts import LOOP, TF_FUNCTION, vectorized
@@ -17,16 +17,6 @@ ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / dataset.RESULTS
 CROSSOVER = ROOT / "book/reference/standard.crossover.csv"
 N = 100_000
-
-
-@pytest.fixture(scope="module")
-def others():
-    return dataset.other_sessions(REFERENCE)
-
-
-@pytest.fixture
-def reference():
-    return data.load(REFERENCE)
 
 
 @pytest.fixture(scope="module")

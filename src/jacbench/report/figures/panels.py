@@ -250,6 +250,19 @@ def _panel(ax, df, framework, metric, strategies, dtype, allocator, emphasis, xl
     return failed, [a for a in anchors if a[4]] or anchors
 
 
+def _legend(fig, key) -> None:
+    """The families' and the markers' key, in two columns under the panels."""
+    fig.legend(
+        *key,
+        loc="outside lower center",
+        ncol=2,
+        frameon=False,
+        fontsize=TEXT_SIZE - 0.5,
+        handlelength=1.6,
+        columnspacing=1.2,
+    )
+
+
 def _key(failed: set, families: set, metric: str, emphasis: bool):
     """The legend's handles and labels: families, line weights, the band, failure markers."""
     handles = [Line2D([], [], color=FAMILIES[f], lw=2.2) for f in FAMILIES if f in families]
@@ -307,15 +320,7 @@ def scaling(
     if own:
         names = strategies or sorted(set(_rows(df, framework, dtype, allocator)["strategy"]))
         families = {family(framework, n) for n in names}
-        ax.figure.legend(
-            *_key(failed, families, metric, emphasis),
-            loc="outside lower center",
-            ncol=2,
-            frameon=False,
-            fontsize=TEXT_SIZE - 0.5,
-            handlelength=1.6,
-            columnspacing=1.2,
-        )
+        _legend(ax.figure, _key(failed, families, metric, emphasis))
     place_labels(ax, labels, drop_first=FAMILIES["compiled"])
     return ax
 
@@ -375,15 +380,7 @@ def scaling_grid(
         failed |= seen
         labels.append((ax, anchors))
         families |= {family(fw, n) for n in {r["strategy"] for r in rows if r["framework"] == fw}}
-    fig.legend(
-        *_key(failed, families, metric, True),
-        loc="outside lower center",
-        ncol=2,
-        frameon=False,
-        fontsize=TEXT_SIZE - 0.5,
-        handlelength=1.6,
-        columnspacing=1.2,
-    )
+    _legend(fig, _key(failed, families, metric, True))
     if title:
         fig.suptitle(title, fontsize=TEXT_SIZE)
     for ax, anchors in labels:
