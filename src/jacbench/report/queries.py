@@ -86,6 +86,15 @@ def value(row: pd.Series | None, column: str):
     return row[column]
 
 
+def number(row: pd.Series | None, column: str, ok_only: bool = False) -> float | None:
+    """A row's value in a column as a float, or None where there is none (or, with ok_only,
+    where the case did not finish): what a chapter's facts hold."""
+    if row is None or (ok_only and row["status"] != "ok"):
+        return None
+    found = value(row, column)
+    return None if found is None else float(found)
+
+
 def fastest(rows: pd.DataFrame) -> pd.Series | None:
     """The correct row with the smallest warm median time (the first of equals), or None."""
     ok = rows[(rows["status"] == "ok").fillna(False).astype(bool)]

@@ -79,15 +79,13 @@ class Run:
         return self.status == "ok"
 
 
-def _value(row: pd.Series, column: str) -> float | None:
-    ok = row["status"] == "ok" and pd.notna(row[column])
-    return float(row[column]) if ok else None
-
-
 def _run(row: pd.Series | None, name: str) -> Run:
     if row is None:
         return Run(name, "not measured", None, None, None)
-    times = (_value(row, c) for c in ("warm_median_s", "cold_s", "peak_over_inputs"))
+    times = (
+        queries.number(row, c, ok_only=True)
+        for c in ("warm_median_s", "cold_s", "peak_over_inputs")
+    )
     return Run(name, str(row["status"]), *times)
 
 

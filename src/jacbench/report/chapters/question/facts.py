@@ -59,11 +59,6 @@ class Program:
         return self.status == "ok"
 
 
-def _num(row: pd.Series, column: str) -> float | None:
-    value = row.get(column)
-    return None if value is None or pd.isna(value) else float(value)
-
-
 def _program(row: pd.Series | None) -> Program | None:
     if row is None:
         return None
@@ -72,15 +67,15 @@ def _program(row: pd.Series | None) -> Program | None:
         str(row["allocator"]),
         int(row["paths"]),
         str(row["status"]),
-        _num(row, "cold_s"),
-        _num(row, "warm_median_s"),
-        _num(row, "peak"),
-        _num(row, "import_peak"),
-        _num(row, "peak_over_inputs"),
-        _num(row, "wall_s"),
-        _num(row, "watched_peak_rss"),
-        _num(row, "mem_cap"),
-        _num(row, "predicted_peak"),
+        queries.number(row, "cold_s"),
+        queries.number(row, "warm_median_s"),
+        queries.number(row, "peak"),
+        queries.number(row, "import_peak"),
+        queries.number(row, "peak_over_inputs"),
+        queries.number(row, "wall_s"),
+        queries.number(row, "watched_peak_rss"),
+        queries.number(row, "mem_cap"),
+        queries.number(row, "predicted_peak"),
     )
 
 

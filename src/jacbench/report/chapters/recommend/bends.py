@@ -22,11 +22,6 @@ FINITE = ("numpy", "finite-difference")
 HEAP_BLOCK_MAX = heap.MMAP_THRESHOLD
 
 
-def _num(row: pd.Series, column: str) -> float | None:
-    value = row.get(column)
-    return None if value is None or pd.isna(value) else float(value)
-
-
 @dataclass(frozen=True)
 class Timed:
     """One strategy at one N: its warm call, its time over its framework's fastest simulation
@@ -44,8 +39,8 @@ def _timed(row: pd.Series) -> Timed:
         str(row["framework"]),
         queries.short_name(row),
         float(row["warm_median_s"]),
-        _num(row, "ratio_to_fastest_simulation"),
-        _num(row, "max_rel_error"),
+        queries.number(row, "ratio_to_fastest_simulation"),
+        queries.number(row, "max_rel_error"),
     )
 
 

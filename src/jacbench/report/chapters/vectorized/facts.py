@@ -78,12 +78,6 @@ class Run:
         return self.status == "ok"
 
 
-def _value(row: pd.Series, column: str, ok_only: bool = True) -> float | None:
-    if (ok_only and row["status"] != "ok") or pd.isna(row[column]):
-        return None
-    return float(row[column])
-
-
 def run(df: pd.DataFrame, framework: str, name: str, paths: int) -> Run:
     """A strategy's row at N (float32, glibc); status "not measured" where there is none."""
     row = queries.one(queries.gbm(df, framework=framework, strategy=name), paths=paths)
@@ -94,11 +88,11 @@ def run(df: pd.DataFrame, framework: str, name: str, paths: int) -> Run:
         name,
         paths,
         str(row["status"]),
-        _value(row, "warm_median_s"),
-        _value(row, "cold_s"),
-        _value(row, "peak_over_inputs"),
-        _value(row, "predicted_peak", False),
-        _value(row, "mem_cap", False),
+        queries.number(row, "warm_median_s", ok_only=True),
+        queries.number(row, "cold_s", ok_only=True),
+        queries.number(row, "peak_over_inputs", ok_only=True),
+        queries.number(row, "predicted_peak"),
+        queries.number(row, "mem_cap"),
     )
 
 

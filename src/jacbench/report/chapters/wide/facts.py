@@ -65,18 +65,13 @@ class Case:
         return self.status == "ok"
 
 
-def _num(row: pd.Series, column: str) -> float | None:
-    value = row.get(column)
-    return None if value is None or pd.isna(value) else float(value)
-
-
 def case(row: pd.Series | None) -> Case | None:
     """A row as a Case (None stays None)."""
     if row is None:
         return None
     size = row["inputs"] if row["problem"] != "gbm" else row["paths"]
     columns = ("warm_median_s", "cold_s", "peak_over_inputs", "predicted_peak", "mem_cap")
-    numbers = [_num(row, c) for c in (*columns, "max_rel_error")]
+    numbers = [queries.number(row, c) for c in (*columns, "max_rel_error")]
     return Case(
         str(row["framework"]), queries.short_name(row), int(size), str(row["status"]), *numbers
     )
