@@ -1,0 +1,101 @@
+"""Generic strategies: ways to take the Jacobian (or Hessian) of any function a reader brings.
+
+A reader's function follows one contract (problems.user): ``f(theta, data) -> y``, theta a 1-D
+tensor of the d inputs, data anything passed through (normals, weights, a batch), y a tensor of
+m outputs of any shape, read flattened. Each record here is one way to differentiate it, as data,
+like the GBM's registry: its framework, name, mode, whether it maps over rows or compiles, the
+API call in one line, and ``code``: the Python source a reader pastes.
+
+``code`` is complete except for the reader's function, which it calls as ``f``. It imports what
+it needs and defines ``jacobian(theta, data)`` returning the framework's tensor, (m, d) for a
+Jacobian (order 1), (d, d) for a Hessian (order 2, f returning one value). The worker runs that
+same source (``build``): what is printed is what was measured and checked.
+
+Per-row records (``per_row``) treat the leading dimension of data's first tensor as rows: every
+tensor of data with that leading dimension is split by row, the rest passed whole, and f is called
+on one row at a time (kept as a batch of one), row i giving output i. They apply only when y has
+one entry per row; the advice refuses them when the per-row Jacobian differs from the full one
+(the rows are coupled: a batch mean, a control variate, a normalisation).
+
+Importing this module never imports a framework: records hold source text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from jacbench.errors import UsageError
+from jacbench.strategies.generic.record import GENERIC_FRAMEWORKS, MODES, Generic
+
+__all__ = [
+    "GENERIC_FRAMEWORKS",
+    "MODES",
+    "Generic",
+    "all_records",
+    "answer",
+    "build",
+    "find",
+    "get",
+    "reference",
+]
+
+
+def _records() -> tuple[Generic, ...]:
+    from jacbench.strategies.generic import jax_records, tensorflow_records, torch_records
+
+    return (*torch_records.RECORDS, *jax_records.RECORDS, *tensorflow_records.RECORDS)
+
+
+def all_records(framework: str | None = None, order: int | None = None) -> list[Generic]:
+    """Every generic record, of a framework and an order where given."""
+    return [
+        r
+        for r in _records()
+        if (framework is None or r.framework == framework) and (order is None or r.order == order)
+    ]
+
+
+def get(framework: str, name: str, order: int = 1) -> Generic:
+    """The record; UsageError naming the choices for an unknown one."""
+    for r in all_records(framework, order):
+        if r.name == name:
+            return r
+    valid = ", ".join(r.name for r in all_records(framework, order))
+    what = "Hessian method" if order == 2 else "strategy"
+    raise UsageError(f"unknown {what} {name!r} for {framework}; choose one of: {valid}")
+
+
+def find(framework: str, name: str) -> Generic:
+    """The record of that name, of either order (names are unique within a framework)."""
+    for r in all_records(framework):
+        if r.name == name:
+            return r
+    valid = ", ".join(r.name for r in all_records(framework))
+    raise UsageError(f"unknown strategy {name!r} for {framework}; choose one of: {valid}")
+
+
+def answer(framework: str, role: str) -> Generic:
+    """The framework's record of that role (forward or pathwise)."""
+    (found,) = [r for r in all_records(framework, 1) if r.answer == role]
+    return found
+
+
+def reference(framework: str, order: int = 1) -> Generic:
+    """The framework's plain reverse loop of that order."""
+    (ref,) = [r for r in all_records(framework, order) if r.reference]
+    return ref
+
+
+def build(record: Generic, f: Callable) -> Callable[[Any, Any], Any]:
+    """The record's jacobian(theta, data), its source run with the reader's function as f."""
+    import linecache
+
+    filename = f"<jacbench {record.key}>"
+    # Registered as a file's lines: tf.function's AutoGraph reads a function's source to convert
+    # its Python branches, as it would in the reader's file.
+    lines = record.code.splitlines(keepends=True)
+    linecache.cache[filename] = (len(record.code), None, lines, filename)
+    namespace: dict[str, Any] = {"f": f, "__name__": f"jacbench_generic_{record.framework}"}
+    exec(compile(record.code, filename, "exec"), namespace)  # noqa: S102
+    return namespace["jacobian"]
