@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from jacbench.advise import reference as advice_runs
 from jacbench.cli import main
 from jacbench.measure import crossover, profiles, store
 from jacbench.publish import book, reference
@@ -53,10 +54,11 @@ def test_the_reference_dataset_and_its_figure_are_committed_files():
 
 @pytest.fixture()
 def copy(tmp_path):
-    """A copy of the dataset (results, crossover, metadata) to spoil."""
+    """A copy of the dataset (results, crossover, metadata, the advice) to spoil."""
     for path in (RESULTS, crossover.path_for(RESULTS)):
         for p in (path, store.meta_path(path)):
             shutil.copy2(p, tmp_path / p.name)
+    shutil.copytree(RESULTS.parent / advice_runs.FOLDER.name, tmp_path / advice_runs.FOLDER.name)
     return tmp_path / RESULTS.name
 
 
@@ -112,6 +114,13 @@ def test_the_check_command_exits_1_and_lists_what_is_missing(copy, monkeypatch, 
     assert "make reference" in capsys.readouterr().out
 
 
+def test_the_check_names_missing_advice(copy, monkeypatch, capsys):
+    shutil.rmtree(copy.parent / "advice" / "heston")
+    monkeypatch.setattr(dataset, "results_path", lambda root=Path("."): copy)
+    assert main(["reference", "--check"]) == 1
+    assert "book/reference/advice/heston: no advice.json" in capsys.readouterr().out
+
+
 def test_the_check_names_the_rows_of_an_older_method_without_failing(copy, monkeypatch, capsys):
     def current(rows):
         for r in rows:
@@ -144,10 +153,14 @@ def test_a_fresh_reference_measures_every_case_again(copy, monkeypatch, capsys):
     monkeypatch.setattr(book, "measure_profile", lambda profile, results: seen.append(
         sorted(p.name for p in results.parent.iterdir())))  # fmt: skip
     monkeypatch.setattr(reference, "draw_figure", lambda results, out: out)
+    measured_advice = []
+    monkeypatch.setattr(advice_runs, "measure", lambda folder, fresh: measured_advice.append(
+        (folder, fresh)))  # fmt: skip
     copy.with_name("keep.txt").write_text("not the dataset's")
     monkeypatch.setattr(store, "read_rows", lambda path: [])
     assert main(["reference", "--fresh"]) == 0
     assert seen == [["keep.txt"]]
+    assert measured_advice == [(copy.parent / "advice", True)]  # beside the dataset, not here
     assert main(["reference", "--fresh", "--check"]) == 2
     assert "--fresh" in capsys.readouterr().err
 
@@ -188,7 +201,7 @@ def test_the_built_book_names_its_dataset_on_the_front_page_and_in_the_method(bu
     # index.html only redirects to the front page, book/index.html.
     for page in (
         out / "html" / "book" / "index.html",
-        out / "html" / "notebooks" / "07-method.html",
+        out / "html" / "notebooks" / "08-method.html",
     ):
         text = " ".join(re.sub(r"<[^>]+>", "", page.read_text()).split())
         assert "reference dataset" in text and "book/reference/standard.csv" in text, page.name

@@ -98,10 +98,10 @@ def test_only_the_target_parser_knows_the_prefixes():
     assert offenders == []
 
 
-# The rooms, each using only those before it: cli -> publish -> report -> measure -> second ->
-# strategies -> problems, on a floor of facts every room may use.
+# The rooms, each using only those before it: cli -> publish -> advise -> report -> measure ->
+# second -> strategies -> problems, on a floor of facts every room may use.
 ROOMS = ["jacbench", "constants", "errors", "units", "problems", "teaching", "strategies", "second",
-         "measure", "report", "publish", "cli", "__main__"]  # fmt: skip
+         "measure", "report", "advise", "publish", "cli", "__main__"]  # fmt: skip
 FLOOR = {"jacbench", "constants", "errors", "units"}
 
 

@@ -192,6 +192,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_check_html)
 
+    from jacbench.cli.advise import add_advise
+
+    add_advise(sub, _add_limits)
+
     p = sub.add_parser("pdf", help="print a built book to one PDF with headless Chromium")
     p.add_argument("--build", default="_build", help="the book build folder (default: %(default)s)")
     p.add_argument("--out", help="the PDF (default: BUILD/pdf/jacbench.pdf)")
@@ -249,7 +253,11 @@ def cmd_measure(args: argparse.Namespace) -> int:
     from jacbench.measure.targets import CallableTarget
 
     if args.callable:
-        framework, strategy = "callable", CallableTarget(args.callable).text
+        from jacbench.problems import user
+
+        target = CallableTarget(args.callable)
+        user.check_findable(user.parse_name(target.name, "--callable"))
+        framework, strategy = "callable", target.text
     elif args.framework and args.strategy:
         framework, strategy = args.framework, args.strategy
     else:
@@ -338,8 +346,12 @@ def cmd_reference(args: argparse.Namespace) -> int:
     if args.fresh and (args.check or args.figure_only):
         raise UsageError("--fresh measures everything again: not with --check or --figure-only")
     results = dataset.results_path(Path(".")).resolve()
+    from jacbench.advise import reference as advice
+
     if args.check:
         problems = reference.coverage_problems(results)
+        folder = results.parent / advice.FOLDER.name
+        problems += [f"{advice.FOLDER / name}: no advice.json" for name in advice.missing(folder)]
         print("\n".join(problems) or f"{dataset.RESULTS}: every case of the profile is there")
         older = reference.older_method(results)
         if older:
@@ -349,6 +361,7 @@ def cmd_reference(args: argparse.Namespace) -> int:
         reference.discard(results)
     if not args.figure_only:
         book.measure_profile(dataset.PROFILE, results)
+        advice.measure(results.parent / advice.FOLDER.name, fresh=args.fresh)
     figure = reference.draw_figure(results, results.parent / dataset.FIGURE.name)
     print(f"{dataset.RESULTS}: {len(store.read_rows(results))} rows; figure {figure}")
     return 0

@@ -39,6 +39,8 @@ EXPERIMENT_ENVIRONMENT = {
     "glibc-trim": {TRIM_VARIABLE: "1"},
 }
 POLL_S = 0.02
+# What the worker was doing when it said so last (measure.worker emits it before each phase).
+PHASES = {"cold": "first call (tracing and compiling included)", "warm": "warm calls"}
 # A worker on a GPU: JAX would otherwise take 75% of the card's memory when it starts, and its
 # peak would read as that (measure.gpu_memory reads what its allocator has handed out).
 GPU_ENVIRONMENT = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
@@ -156,6 +158,11 @@ def run_worker(
     lines = [ln for ln in stdout.splitlines() if ln.startswith("{")]
     if lines:
         rec = json.loads(lines[-1])
+    phase = rec.pop("phase", None)  # the worker's last word before a kill: where it was
+    if phase and status is not None:
+        message += f", in its {PHASES[phase]}"
+    elif phase:  # it died in that phase without a record of its own
+        lines, rec = [], {}
     if status is not None and rec.get("status") == "ok":
         # Killed after the worker printed its measurements, in the paired calls: they stand.
         status, message = "ok", f"ratio not measured: {message} in the paired calls"

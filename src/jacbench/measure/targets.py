@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from jacbench.errors import Unsupported, UsageError, device_refusal
 from jacbench.second import registry as second
-from jacbench.strategies import catalog, registry
+from jacbench.strategies import catalog, generic, registry
 from jacbench.strategies.memory_model import MemoryModel
 
 MODES = ("forward", "reverse")  # of the crossover
@@ -233,8 +233,54 @@ class CallableTarget(_Target):
         return getattr(importlib.import_module(module), func)
 
 
-Target = StrategyTarget | SecondOrderTarget | SimulationTarget | CrossoverTarget | CallableTarget
-_BY_KIND = {t.kind: t for t in (SecondOrderTarget, SimulationTarget, CrossoverTarget)}
+@dataclass(frozen=True)
+class GenericTarget(_Target):
+    """A generic strategy (strategies.generic) on a reader's function (the user problem)."""
+
+    framework: str
+    name: str
+    kind: ClassVar[str] = "generic"
+
+    def __post_init__(self):
+        self.record  # noqa: B018 - looking it up is the check: UsageError names the choices
+
+    @property
+    def record(self) -> generic.Generic:
+        return generic.find(self.framework, self.name)
+
+    def unsupported(self, problem: str, dtype: str, device: str = "cpu") -> str | None:
+        if device != "cpu":
+            return f"a reader's function runs on the cpu only here, not {device}"
+        if problem != "user":
+            return f"generic strategies take a reader's function (the user problem), not {problem}"
+        return None
+
+    def build(self, case):
+        from jacbench.problems import user
+
+        jacobian = generic.build(self.record, case.f)
+        theta, data, shape = case.theta, case.data, case.shape
+        return lambda: user.to_numpy(jacobian(theta, data)).reshape(shape)
+
+    def error(self, case, result) -> float | None:
+        from jacbench.problems import user
+
+        if case.reference is None:
+            return None
+        return user.relative_error(result, case.reference)
+
+
+Target = (
+    StrategyTarget
+    | SecondOrderTarget
+    | SimulationTarget
+    | CrossoverTarget
+    | CallableTarget
+    | GenericTarget
+)
+_BY_KIND = {
+    t.kind: t for t in (SecondOrderTarget, SimulationTarget, CrossoverTarget, GenericTarget)
+}
 
 
 def parse(framework: str, text: str) -> Target:

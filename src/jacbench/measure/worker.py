@@ -222,6 +222,8 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
     budget = float(spec.get("warm_budget_s", 10.0))
     device = spec.get("device", "cpu")
     rec: dict[str, Any] = {"status": "error", "message": "", "threads": threads}
+    if "probe" in spec:
+        return _probe(spec["probe"], rec)
     resets = []
     try:
         target = targets.parse(spec["target"]["framework"], spec["target"]["name"])
@@ -258,6 +260,8 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
         rec.update(gpu_memory.fields("inputs", gpu))
         resets.append(mem.reset)
 
+        if emit:  # a kill from here on is said to be in the first call
+            emit({"phase": "cold"})
         t0 = time.perf_counter()
         result, mem = measure_phase(gpu_memory.phase(call, gpu))
         rec.update(cold_s=time.perf_counter() - t0, **_memory_fields("cold", mem))
@@ -275,6 +279,8 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
         del result
         rec.update(heap.heap_fields("cold"))
 
+        if emit:
+            emit({"phase": "warm"})
         warm, mem = measure_phase(gpu_memory.phase(lambda: _warm_calls(call, repeats, budget), gpu))
         resets.append(mem.reset)
         rec.update(
@@ -302,6 +308,22 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
         rec["message"] = f"{type(e).__name__}: {e}".strip()[:2000]
         rec["traceback"] = traceback.format_exc()[-4000:]
     rec["hwm_reset"] = all(resets) if resets else False
+    return rec
+
+
+def _probe(params: dict, rec: dict[str, Any]) -> dict[str, Any]:
+    """A reader's function checked against the contract (measure.user_probe): status ok with
+    what was found, "contract" with the one line that says what is wrong, or "error"."""
+    from jacbench.measure import user_probe
+    from jacbench.problems.user import ContractError
+
+    try:
+        rec.update(user_probe.probe(params), status="ok")
+    except ContractError as e:
+        rec.update(status="contract", message=str(e))
+    except BaseException as e:  # noqa: BLE001 - anything else is the probe's failure
+        rec.update(status="error", message=f"{type(e).__name__}: {e}"[:2000])
+        rec["traceback"] = traceback.format_exc()[-4000:]
     return rec
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from jacbench.errors import UsageError
-from jacbench.problems import gbm, moments, shapes
+from jacbench.problems import gbm, moments, shapes, user
 
 # The parameters of each problem's case, by the problem's name.
 PARAMS = {
@@ -13,9 +13,16 @@ PARAMS = {
     "moments": moments.MomentsParams,
     "moments-batch": moments.MomentsParams,
     "shapes": shapes.ShapesParams,
+    "user": user.UserParams,
 }
 # What "N" of a case means: the field that sizes it.
-SIZE = {"gbm": "paths", "moments": "inputs", "moments-batch": "inputs", "shapes": "inputs"}
+SIZE = {
+    "gbm": "paths",
+    "moments": "inputs",
+    "moments-batch": "inputs",
+    "shapes": "inputs",
+    "user": "n",
+}
 
 
 def make_case(problem: str, params: dict[str, Any], streamed: bool = False, device: str = "cpu"):
@@ -31,6 +38,8 @@ def make_case(problem: str, params: dict[str, Any], streamed: bool = False, devi
         if problem != "gbm":
             raise UsageError(f"only the gbm problem streams its normals, not {problem}")
         return gbm.make_case(p, streamed=True, device=device)
+    if problem == "user":
+        return user.make_case(p, device=device)
     if problem == "shapes":
         if device != "cpu":
             raise UsageError(f"the shapes problem runs on the cpu only, not {device}")

@@ -24,35 +24,32 @@ def size_type(minimum: int = 1) -> Callable[[str], int]:
 
 
 def add_problem_arguments(p: argparse.ArgumentParser) -> None:
+    """Every problem's options. Each defaults to None, so that from_arguments can tell an
+    option given from one left alone and refuse one its problem does not take."""
     from jacbench.constants import DTYPES
     from jacbench.problems.gbm import GBMParams
+    from jacbench.problems.moments import MomentsParams
 
-    d = GBMParams()
+    d, m = GBMParams(), MomentsParams()
     p.add_argument(
         "--problem", default="gbm", help="gbm (default) or moments (--batch B: B rows of X)"
     )
-    p.add_argument("--paths", type=size_type(), default=d.paths, help="N, number of paths")
-    p.add_argument("--steps", type=size_type(), default=d.steps, help="M, number of time steps")
-    p.add_argument("--spot", type=float, default=d.spot)
-    p.add_argument("--vol", type=float, default=d.vol)
-    p.add_argument("--drift", type=float, default=d.drift)
-    p.add_argument("--maturity", type=float, default=d.maturity, help="T in years")
-    p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--dtype", default=d.dtype, help=f"one of {', '.join(DTYPES)}")
+    p.add_argument("--paths", type=size_type(), help=f"N, number of paths (gbm: {d.paths})")
+    p.add_argument("--steps", type=size_type(), help=f"M, number of time steps (gbm: {d.steps})")
+    for name in ("spot", "vol", "drift"):
+        p.add_argument(f"--{name}", type=float, help=f"gbm: {getattr(d, name)}")
+    p.add_argument("--maturity", type=float, help=f"T in years (gbm: {d.maturity})")
+    p.add_argument("--seed", type=int, help=f"default {d.seed}")
+    p.add_argument("--dtype", help=f"one of {', '.join(DTYPES)} (default {d.dtype})")
     p.add_argument(
         "--chunk-size",
         type=size_type(),
-        default=d.chunk_size,
-        help="batch of the chunked strategies; for the blocked ones, the MiB a block may use",
+        help="batch of the chunked strategies; for the blocked ones, the MiB a block may use "
+        f"(gbm: {d.chunk_size})",
     )
+    p.add_argument("--inputs", type=size_type(), help=f"n, inputs (moments: {m.inputs})")
     p.add_argument(
-        "--inputs", type=size_type(), default=100_000, help="n, inputs of --problem moments"
-    )
-    p.add_argument(
-        "--batch",
-        type=size_type(0),
-        default=0,
-        help="B rows of X for per-sample Jacobians (moments)",
+        "--batch", type=size_type(0), help="B rows of X for per-sample Jacobians (moments: 0)"
     )
 
 
@@ -66,7 +63,7 @@ def add_device_argument(p: argparse.ArgumentParser, default: str | None = "cpu")
 
 def from_arguments(args: argparse.Namespace) -> tuple[str, dict]:
     """The problem the arguments name (gbm, moments or moments-batch) and its parameters,
-    validated."""
+    validated; UsageError for an option its problem does not take (--inputs on the gbm)."""
     from dataclasses import asdict, fields
 
     from jacbench.problems import PARAMS
@@ -75,5 +72,14 @@ def from_arguments(args: argparse.Namespace) -> tuple[str, dict]:
         raise UsageError(f"unknown problem {args.problem!r}; choose one of: gbm, moments")
     problem = "gbm" if args.problem == "gbm" else ("moments-batch" if args.batch else "moments")
     cls = PARAMS[problem]
-    params = cls(**{f.name: getattr(args, f.name) for f in fields(cls)}).validate()
+    takes = {f.name for f in fields(cls)}
+    everyone = {"paths", "steps", "spot", "vol", "drift", "maturity", "seed", "dtype",
+                "chunk_size", "inputs", "batch"}  # fmt: skip
+    given = sorted(k for k in everyone - takes if getattr(args, k, None) is not None)
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        valid = ", ".join("--" + k.replace("_", "-") for k in sorted(takes))
+        raise UsageError(f"{flag} does not apply to the {args.problem} problem; it takes {valid}")
+    chosen = {k: getattr(args, k) for k in takes if getattr(args, k, None) is not None}
+    params = cls(**chosen).validate()
     return problem, asdict(params)

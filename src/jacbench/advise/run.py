@@ -1,0 +1,286 @@
+"""Measure every generic strategy on a reader's function, check them, and pick one.
+
+The parent never imports the reader's module or a framework. A probe worker checks the contract
+at the smallest size and saves the reference derivative (measure.user_probe); then each
+applicable strategy runs at each size, smallest first, in its own capped worker (measure.harness).
+At the smallest size every result is checked against the reference: one that disagrees is
+``wrong``, and a per-row strategy that disagrees while the others agree is ``refused`` (the rows
+are coupled). A strategy that fails at one size is not run at the larger ones. Every row is
+appended to ``DIR/rows.jsonl`` as it is measured; ``DIR/advice.json`` is written at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jacbench.constants import TOLERANCE
+from jacbench.errors import UsageError
+from jacbench.measure.harness import Limits, default_mem_cap, run_worker
+from jacbench.problems import user
+from jacbench.strategies import generic
+
+STATUSES = ("ok", "wrong", "memory-cap", "timeout", "error", "refused")
+DEFAULT_SIZES = (1_000, 10_000)
+# Each worker: at least 3 warm calls (measure.worker), more while this budget lasts.
+WARM_BUDGET_S = 1.0
+REPEATS = 5
+# Calls a worker makes at one size: the first and at least three warm ones.
+CALLS = 4
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the reader asked: their function and factory, the sizes to measure, the size to
+    predict and pick at, and the limits of each worker."""
+
+    function: str
+    factory: str
+    sizes: tuple[int, ...] = DEFAULT_SIZES
+    target: int | None = None  # None: the largest size measured
+    mem_cap: int = field(default_factory=default_mem_cap)
+    timeout: float = 120.0
+    strategies: tuple[str, ...] = ()  # () for every applicable one
+    framework: str | None = None
+    order: int = 1
+    threads: int = field(default_factory=lambda: os.cpu_count() or 1)
+    verify: bool = False  # measure the pick at the target afterwards
+
+    @property
+    def at(self) -> int:
+        return self.target or max(self.sizes)
+
+    def check(self) -> None:
+        """UsageError for what can be refused before any worker starts."""
+        user.check_findable(user.parse_name(self.function, "FUNCTION"))
+        user.check_findable(user.parse_name(self.factory, "FACTORY"))
+        if not self.sizes:
+            raise UsageError("--sizes needs at least one size")
+        if self.framework and self.framework not in generic.GENERIC_FRAMEWORKS:
+            raise UsageError(
+                f"unknown framework {self.framework!r}; choose one of: "
+                + ", ".join(generic.GENERIC_FRAMEWORKS)
+            )
+
+
+Progress = Callable[[str], None]
+
+
+def _params(req: Request, n: int, dtype: str = "float32", reference: str = "") -> dict:
+    return {"function": req.function, "factory": req.factory, "n": n, "order": req.order,
+            "dtype": dtype, "reference": reference}  # fmt: skip
+
+
+def probe(req: Request, reference: Path) -> dict[str, Any]:
+    """The probe worker's findings at the smallest size; UsageError (one line) when the
+    contract is broken or the probe could not finish."""
+    n = min(req.sizes)
+    spec = {"probe": _params(req, n, reference=str(reference)), "threads": req.threads}
+    found = run_worker(spec, Limits(req.mem_cap, req.timeout))
+    if found["status"] == "contract":
+        raise UsageError(found["message"])
+    if found["status"] != "ok":
+        raise UsageError(
+            f"checking FUNCTION at n={n:,} stopped: {found['status']}: {found['message']}"
+        )
+    if req.framework and req.framework != found["framework"]:
+        raise UsageError(
+            f"--framework {req.framework}, but FACTORY({n}) gives {found['framework']} tensors"
+        )
+    return found
+
+
+def chosen(req: Request, framework: str) -> list[generic.Generic]:
+    """The records to measure: the framework's of the order, or those --strategies names."""
+    records = generic.all_records(framework, req.order)
+    if not req.strategies:
+        return records
+    by_name = {r.name: r for r in records}
+    unknown = [s for s in req.strategies if s not in by_name]
+    if unknown:
+        import difflib
+
+        near = difflib.get_close_matches(unknown[0], list(by_name), n=1)
+        hint = f" (did you mean {near[0]}?)" if near else ""
+        raise UsageError(
+            f"unknown strategy {unknown[0]!r} for {framework}{hint}; choose from: "
+            + ", ".join(by_name)
+        )
+    return [by_name[s] for s in req.strategies]
+
+
+def per_row_refusal(found: dict) -> str | None:
+    """Why per-row strategies cannot apply to the function, or None when they can."""
+    m, rows = found["outputs"], found.get("rows")
+    if rows is None:
+        return "data holds no tensor whose rows the outputs could follow"
+    if m != rows:
+        return f"the function has {m:,} outputs and data {rows:,} rows: not one output per row"
+    return None
+
+
+def _row(n: int, rec: dict[str, Any]) -> dict[str, Any]:
+    """One size's measurement as advice.json keeps it."""
+    keep = ("warm_median_s", "warm_min_s", "warm_max_s", "warm_n", "cold_s", "max_rel_error")
+    row = {"n": n, "status": rec["status"], "message": rec.get("message", "")}
+    row.update({k: rec.get(k) for k in keep})
+    # The warm calls' peak beyond the inputs (memory the allocator keeps between calls
+    # included): what each call needs. The first call's also holds what compiling and the
+    # framework's lazy imports took once; it is kept beside.
+    ok = rec["status"] == "ok"
+    row["peak_bytes"] = int(rec.get("warm_peak_over_inputs") or 0) if ok else None
+    row["cold_peak_bytes"] = rec.get("cold_peak_over_baseline") if ok else None
+    row["wall_s"] = rec.get("wall_s")
+    return row
+
+
+def _status(row: dict, tolerance: float) -> tuple[str, str]:
+    """The strategy's status and reason from one row's record."""
+    err = row.get("max_rel_error")
+    if err is not None and not err <= tolerance:
+        return "wrong", f"differs from the reference by {err:.1e} (tolerance {tolerance:.0e})"
+    if row["status"] == "ok":
+        return "ok", ""
+    first = (row.get("message") or row["status"]).strip().splitlines()[0]
+    return row["status"], f"at n={row['n']:,}: {first[:240]}"
+
+
+def _too_slow(rows: list[dict], n: int, timeout: float, growth: float = 1.0) -> str | None:
+    """Why a strategy is not run at n: its first call (as long as at the last size: compiling
+    does not grow with n) and CALLS more, each growing as n**growth from the last size, would
+    outlast the worker's limit."""
+    last = rows[-1]
+    if last["status"] != "ok":
+        return None
+    call = last["warm_median_s"] * (n / last["n"]) ** growth
+    needed = last["cold_s"] + CALLS * call
+    if needed <= timeout:
+        return None
+    grows = "n" if growth == 1 else f"n^{growth:g}"
+    return (
+        f"not run at n={n:,}: from its calls at n={last['n']:,} ({last['warm_median_s']:.2f} s "
+        f"warm), {CALLS} calls and the first would take about {needed:.0f} s with time growing "
+        f"as {grows}, past the {timeout:.0f} s limit"
+    )
+
+
+def growth(record: generic.Generic, found: dict) -> float:
+    """How a strategy's time grows with n at least, for deciding whether to run it: as n^2 for
+    reverse mode over a function with one output per row (a pass per output, each over every
+    row); as n otherwise."""
+    tall = found.get("rows") == found["outputs"]
+    return 2.0 if record.mode == "reverse" and tall and record.order == 1 else 1.0
+
+
+@dataclass
+class StrategyRun:
+    record: generic.Generic
+    status: str = "ok"
+    reason: str = ""
+    rows: list[dict] = field(default_factory=list)
+
+    @property
+    def ok_rows(self) -> list[dict]:
+        return [r for r in self.rows if r["status"] == "ok"]
+
+
+def _refuse_coupled(runs: list[StrategyRun]) -> None:
+    """Per-row strategies that disagree with the reference while a full one agrees: refused,
+    the rows being coupled."""
+    full_agree = any(r.status == "ok" and not r.record.per_row for r in runs)
+    for run in runs:
+        if run.record.per_row and run.status == "wrong" and full_agree:
+            err = run.rows[0].get("max_rel_error")
+            run.status = "refused"
+            run.reason = (
+                f"rows are coupled: one row at a time gives a Jacobian {err:.1e} away from "
+                "the full one (an output depends on other rows: a batch mean, a control "
+                "variate, a normalisation)"
+            )
+
+
+def measure(req: Request, found: dict, reference: Path, progress: Progress,
+            journal: Path | None = None) -> list[StrategyRun]:  # fmt: skip
+    """Every chosen strategy at every size, smallest first, each in its own worker."""
+    runs = [StrategyRun(r) for r in chosen(req, found["framework"])]
+    refusal = per_row_refusal(found) if req.order == 1 else "per-row strategies are Jacobians"
+    for run in runs:
+        if run.record.per_row and refusal:
+            run.status, run.reason = "refused", refusal
+    tolerance = TOLERANCE[found["dtype"]]
+    limits = Limits(req.mem_cap, req.timeout)
+    sizes = sorted(set(req.sizes))
+    total = sum(r.status == "ok" for r in runs) * len(sizes)
+    done = 0
+    for i, n in enumerate(sizes):
+        for run in runs:
+            if run.status != "ok":
+                continue
+            done += 1
+            if i and (why := _too_slow(run.rows, n, req.timeout, growth(run.record, found))):
+                run.rows.append({"n": n, "status": "timeout", "message": why})
+                run.status, run.reason = "timeout", why
+                progress(f"[{done}/{total}] {run.record.name} n={n:,}: not run (too slow)")
+                continue
+            spec = _spec(req, found, run.record.name, n, str(reference) if i == 0 else "")
+            row = _row(n, run_worker(spec, limits))
+            run.rows.append(row)
+            run.status, run.reason = _status(row, tolerance)
+            if journal is not None:
+                with journal.open("a") as fh:
+                    fh.write(json.dumps({"strategy": run.record.name, **row}) + "\n")
+            progress(f"[{done}/{total}] {run.record.name} n={n:,}: {_said(row, run.status)}")
+        if i == 0:
+            _refuse_coupled(runs)
+    return runs
+
+
+def _spec(req: Request, found: dict, name: str, n: int, reference: str = "") -> dict:
+    return {
+        "target": {"framework": found["framework"], "name": f"generic:{name}"},
+        "problem": "user",
+        "params": _params(req, n, found["dtype"], reference),
+        "threads": req.threads,
+        "repeats": REPEATS,
+        "warm_budget_s": WARM_BUDGET_S,
+    }
+
+
+def verify(req: Request, found: dict, pick: dict, progress: Progress) -> dict:
+    """The pick measured at the target, beside what was predicted there."""
+    n = req.at
+    progress(f"checking the prediction: {pick['strategy']} at n={n:,}")
+    row = _row(
+        n, run_worker(_spec(req, found, pick["strategy"], n), Limits(req.mem_cap, req.timeout))
+    )
+    if row["status"] == "ok":
+        row["time_ratio"] = pick["predicted_s"] / row["warm_median_s"]
+        row["peak_ratio"] = pick["predicted_peak_bytes"] / max(row["peak_bytes"], 1)
+    progress(f"  measured at n={n:,}: {_said(row, row['status'])}")
+    return row
+
+
+def _said(row: dict, status: str) -> str:
+    if status != "ok":
+        return status
+    peak = (row["peak_bytes"] or 0) / 2**20
+    return f"ok, {row['warm_median_s'] * 1e3:,.1f} ms warm, {peak:,.0f} MiB peak"
+
+
+def fresh_reference_dir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="jacbench-advise-"))
+
+
+def cleanup(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def finite(x: float | None) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isinf(x)) else x

@@ -1,0 +1,140 @@
+"""Check a reader's function against the contract, in a worker, before anything is measured.
+
+At the smallest size: the factory returns (theta, data), the same on every call; the function
+returns a finite tensor, the same on every call (no random draws inside); and it has a derivative
+that the framework's plain reverse loop can take. That derivative is saved for every strategy to
+be checked against, and is itself checked against central finite differences in float64 along a
+few directions, where the function computes in float64. A broken contract is a record with
+status "contract" and one line; the advice stops there, exit status 2, nothing written.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from jacbench.problems import user
+from jacbench.problems.user import ContractError, UserParams
+from jacbench.strategies import generic
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.shape != b.shape:
+        return False
+    scale = float(np.max(np.abs(a))) if a.size else 0.0
+    return bool(np.max(np.abs(a - b), initial=0.0) <= user.DETERMINISM_RTOL * max(scale, 1e-30))
+
+
+def _arrays(tree: Any) -> list[np.ndarray]:
+    return [user.to_numpy(x) for x in user.leaves(tree) if user.framework_of(x)]
+
+
+def _check_factory(params: UserParams, theta: Any, data: Any) -> None:
+    _, theta2, data2, _ = user.example(params)
+    first, second = (
+        [user.to_numpy(theta), *_arrays(data)],
+        [
+            user.to_numpy(theta2),
+            *_arrays(data2),
+        ],
+    )
+    if len(first) != len(second) or not all(map(_same, first, second)):
+        raise ContractError(
+            f"FACTORY({params.n}) gave different values on a second call: seed its random "
+            "draws so that every call builds the same example"
+        )
+
+
+def _directions(d: int) -> np.ndarray:
+    """Unit vectors while d is small, else a few random directions of unit length."""
+    if d <= user.FD_DIRECTIONS:
+        return np.eye(d)
+    v = np.random.default_rng(0).standard_normal((user.FD_DIRECTIONS, d))
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def finite_differences(f, theta, data, framework: str, derivative: np.ndarray, order: int) -> dict:
+    """The derivative along a few directions against central differences in float64: the
+    largest relative error, or why the check did not run."""
+    if framework == "jax":
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+    try:
+        t64, d64 = user.as_float64(theta, framework), user.as_float64(data, framework)
+        y0 = f(t64, d64)
+        if "float64" not in str(y0.dtype):
+            return {"fd_status": f"not run: the function computes in {y0.dtype} given float64"}
+        scale = max(1.0, float(np.max(np.abs(user.to_numpy(t64)))))
+        h = user.FD_STEP[order] * scale
+        dirs = _directions(derivative.shape[1])
+        estimates, exact = [], []
+        for v in dirs:
+            plus = user.to_numpy(f(user.shift(t64, v, h, framework), d64)).reshape(-1)
+            minus = user.to_numpy(f(user.shift(t64, v, -h, framework), d64)).reshape(-1)
+            if order == 1:
+                estimates.append((plus - minus) / (2 * h))
+                exact.append(derivative @ v)
+            else:
+                mid = user.to_numpy(y0).reshape(-1)
+                estimates.append((plus - 2 * mid + minus) / h**2)
+                exact.append(np.atleast_1d(v @ derivative @ v))
+    except Exception as e:  # noqa: BLE001 - the function refused float64: no check
+        return {"fd_status": f"not run: in float64 the function raised {type(e).__name__}: {e}"}
+    exact, estimates = np.array(exact), np.array(estimates)
+    err = user.relative_error(exact, estimates)
+    # Per output: a kink (max(v, 0), a payoff's strike) near one output's path spoils its
+    # differences alone; the share of outputs that agree says whether the rest do.
+    scale = np.max(np.abs(estimates), axis=1, keepdims=True)
+    scale[scale == 0] = 1.0
+    per_output = np.max(np.abs(exact - estimates) / scale, axis=0)
+    agree = float(np.mean(per_output <= user.FD_AGREE))
+    return {"fd_status": "ok", "fd_error": err, "fd_agree": agree, "fd_directions": len(dirs),
+            "fd_step": h}  # fmt: skip
+
+
+def probe(params: dict) -> dict[str, Any]:
+    """What the advice needs to know of the reader's function at the smallest size; raises
+    ContractError where the contract is broken."""
+    p = UserParams(**params).validate()
+    f, theta, data, framework = user.example(p)
+    _check_factory(p, theta, data)
+    y = user.evaluate(f, theta, data)
+    if not _same(y, user.evaluate(f, theta, data)):
+        raise ContractError(
+            "FUNCTION gave different outputs on two calls with the same inputs: draw its "
+            "random numbers outside it (in FACTORY) and pass them in data"
+        )
+    d, m = int(theta.shape[0]), int(y.size)
+    if p.order == 2 and m != 1:
+        raise ContractError(f"--hessian needs a function of one output; this one has {m}")
+    ref = generic.reference(framework, p.order)
+    shape = (d, d) if p.order == 2 else (m, d)
+    start = time.perf_counter()
+    try:
+        derivative = user.to_numpy(generic.build(ref, f)(theta, data)).reshape(shape)
+    except Exception as e:  # noqa: BLE001 - the framework cannot differentiate it at all
+        raise ContractError(
+            f"the plain reverse loop ({ref.call}) failed on FUNCTION: {type(e).__name__}: {e}"
+        ) from None
+    took = time.perf_counter() - start
+    bad = int(np.sum(~np.isfinite(derivative)))
+    if bad:
+        raise ContractError(f"the derivative has {bad} NaN or infinite entries at n={p.n}")
+    if p.reference:
+        np.save(p.reference, derivative)
+    record = {
+        "framework": framework,
+        "dtype": user.dtype_name(theta),
+        "inputs": d,
+        "outputs": m,
+        "output_shape": list(np.shape(user.to_numpy(f(theta, data)))),
+        "rows": user.rows_of(data),
+        "reference": ref.name,
+        "reference_s": took,
+        "derivative_zero": bool(not np.any(derivative)),
+    }
+    record.update(finite_differences(f, theta, data, framework, derivative, p.order))
+    return record
