@@ -36,9 +36,10 @@ NOTEBOOKS = (
     "04-gbm",
     "05-wide",
     "06-recommend",
-    "07-method",
-    "08-results",
-    "09-glossary",
+    "07-your-function",
+    "08-method",
+    "09-results",
+    "10-glossary",
 )
 # The front page: a notebook too (it glues the answer's measured price), at the book's root.
 FRONT = "index"
@@ -52,7 +53,11 @@ SOURCES = (
     "src/jacbench/strategies",  # shown with literalinclude
     "src/jacbench/second",  # the second-order methods, shown the same way
     "src/jacbench/teaching",
+    "src/jacbench/problems",  # the reader's models of "Your function", shown the same way
 )
+# The reference's advice ("Your function"), staged where the chapter's defaults name it: the
+# rest of book/reference is staged as data/ like any results file.
+ADVICE = Path("book/reference/advice")
 # Where the results are staged, relative to the staging tree (the notebooks' working folder):
 # the crossover rows and each file's metadata sidecar sit beside it under their usual names.
 STAGED_RESULTS = Path("data/results.csv")
@@ -73,6 +78,8 @@ def stage(root: Path, staging: Path) -> None:
         else:
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst)
+    if (root / ADVICE).is_dir():
+        shutil.copytree(root / ADVICE, staging / ADVICE)
 
 
 def shown_path(results: Path, root: Path) -> str:

@@ -18,7 +18,15 @@ from jacbench.publish.chromium import VIEWPORTS
 # The chapters that open with their answer, and the title of the box that gives it.
 SUMMARIZED = tuple(
     f"notebooks/{name}"
-    for name in ("01-question", "02-modes", "03-vectorized", "04-gbm", "05-wide", "06-recommend")
+    for name in (
+        "01-question",
+        "02-modes",
+        "03-vectorized",
+        "04-gbm",
+        "05-wide",
+        "06-recommend",
+        "07-your-function",
+    )
 )
 SUMMARY_TITLE = "In short"
 # Pages whose text is not prose to read: the bibliography.

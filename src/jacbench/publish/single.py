@@ -21,8 +21,15 @@ from jacbench.publish.execution import execute, present
 from jacbench.report import dataset
 
 
-def build_page(name: str, root: Path, results: Path | None = None, out: Path | None = None) -> Path:
-    """Execute one page's notebook and build it alone; returns its HTML file."""
+def build_page(
+    name: str,
+    root: Path,
+    results: Path | None = None,
+    out: Path | None = None,
+    parameters: dict | None = None,
+) -> Path:
+    """Execute one page's notebook (with parameters beside the book's, where given) and build
+    it alone; returns its HTML file."""
     root = root.resolve()
     results = (results or dataset.results_path(root)).resolve()
     out = (out or root / "_build" / "single" / name).resolve()
@@ -34,7 +41,7 @@ def build_page(name: str, root: Path, results: Path | None = None, out: Path | N
         (staging / book.FRONT_SOURCE).unlink()
     from jacbench.publish.execution import declared
 
-    params = declared(nb, book.parameters_for(staged))
+    params = declared(nb, {**book.parameters_for(staged), **(parameters or {})})
     execute(nb, params, staging, book.source_name(name))
     present(nb, book.shown_for(params, results, root), box=name != book.FRONT)
     docname = book.staged_notebook(staging, name).relative_to(staging).with_suffix("").as_posix()

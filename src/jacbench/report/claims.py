@@ -37,6 +37,15 @@ def use(df: pd.DataFrame) -> bool:
     return strict
 
 
+def use_reference(reference: bool) -> bool:
+    """As use(), for a page that reads other data than the results (advice.json): strict where
+    that data is the reference's. Returns whether the checks are strict."""
+    mode = os.environ.get(ENV, "")
+    strict = mode == "strict" or (mode != "warn" and reference)
+    _state.update(strict=strict, checked=[])
+    return strict
+
+
 def checked() -> list[tuple[str, bool]]:
     """Every claim checked since use(), with whether it held."""
     return list(_state["checked"])

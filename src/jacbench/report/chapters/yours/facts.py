@@ -1,0 +1,183 @@
+"""The facts of "Your function": one advice (advice.json) and a series of advice on one model
+as its inputs grow (the basket), as numbers, names and flags."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from jacbench.constants import FRAMEWORK_NAMES
+
+ADVICE = "advice.json"
+# The reference advice, committed beside the reference dataset: the basket's series (one folder
+# per number of assets) and the Heston loop.
+REFERENCE = Path("book/reference/advice")
+FAILED = ("wrong", "memory-cap", "timeout", "error")
+
+
+def read(path: str | Path) -> dict[str, Any]:
+    """A folder's advice.json (or the file itself)."""
+    path = Path(path)
+    return json.loads((path / ADVICE if path.is_dir() else path).read_text())
+
+
+def is_reference(path: str | Path) -> bool:
+    """Whether the advice lies in the reference's folder: the one the text was written about."""
+    parts = Path(path).resolve().parts
+    return any(parts[i : i + len(REFERENCE.parts)] == REFERENCE.parts for i in range(len(parts)))
+
+
+@dataclass(frozen=True)
+class Advice:
+    """One advice as the chapter reads it."""
+
+    function: str
+    framework: str  # torch, jax, tensorflow
+    inputs: int
+    outputs: int
+    sizes: tuple[int, ...]
+    target: int
+    order: int
+    strategies: tuple[dict, ...] = field(repr=False)
+    pick: dict | None = field(repr=False)
+    fd_error: float | None
+    fd_agree: float | None  # the share of outputs whose derivative agreed with differences
+    margin: float  # the warm margin the pick's ties were read with
+    code: str = field(repr=False)
+
+    @property
+    def name(self) -> str:
+        return FRAMEWORK_NAMES[self.framework]
+
+    def strategy(self, name: str) -> dict:
+        return next(s for s in self.strategies if s["name"] == name)
+
+    def with_status(self, *statuses: str) -> tuple[str, ...]:
+        return tuple(s["name"] for s in self.strategies if s["status"] in statuses)
+
+    @property
+    def passed(self) -> tuple[str, ...]:
+        return self.with_status("ok")
+
+    @property
+    def refused(self) -> tuple[str, ...]:
+        return self.with_status("refused")
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        return self.with_status(*FAILED)
+
+    @property
+    def picked(self) -> str | None:
+        return self.pick["strategy"] if self.pick else None
+
+    @property
+    def picked_mode(self) -> str | None:
+        return self.strategy(self.picked)["mode"] if self.pick else None
+
+    @property
+    def tied(self) -> tuple[str, ...]:
+        return tuple(self.pick["tied"]) if self.pick else ()
+
+    @property
+    def measured_at_target(self) -> dict | None:
+        """The pick measured at the target afterwards (jacbench advise --check), or None."""
+        found = (self.pick or {}).get("measured")
+        return found if found and found.get("status") == "ok" else None
+
+    def warm(self, name: str, n: int | None = None) -> float | None:
+        """A strategy's measured warm median at n (the largest size where None)."""
+        n = max(self.sizes) if n is None else n
+        row = next((r for r in self.strategy(name)["rows"] if r["n"] == n), None)
+        return row["warm_median_s"] if row and row["status"] == "ok" else None
+
+    def fastest_measured(self, n: int | None = None) -> tuple[str, float] | None:
+        """The passed strategy fastest at n (the largest size where None), and its time."""
+        found = [(s, t) for s in self.passed if (t := self.warm(s, n)) is not None]
+        return min(found, key=lambda p: p[1]) if found else None
+
+
+def advice(path: str | Path) -> Advice:
+    """The advice in a folder."""
+    raw = read(path)
+    check = raw.get("check") or {}
+    return Advice(
+        function=raw["function"],
+        framework=raw["framework"],
+        inputs=raw["inputs"],
+        outputs=raw["outputs"],
+        sizes=tuple(raw["sizes"]),
+        target=raw["target"],
+        order=raw.get("order", 1),
+        strategies=tuple(raw["strategies"]),
+        pick=raw.get("pick"),
+        fd_error=check.get("fd_error") if check.get("fd_status") == "ok" else None,
+        fd_agree=check.get("fd_agree") if check.get("fd_status") == "ok" else None,
+        margin=(raw.get("margins") or {}).get("warm", 1.15),
+        code=raw.get("code", ""),
+    )
+
+
+@dataclass(frozen=True)
+class Series:
+    """Advice on one model at several numbers of inputs, all measured at the same sizes."""
+
+    runs: tuple[Advice, ...]
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return tuple(a.inputs for a in self.runs)
+
+    @property
+    def n(self) -> int:
+        """The largest size every run measured: where the series is compared."""
+        return min(max(a.sizes) for a in self.runs)
+
+    def at(self, inputs: int) -> Advice:
+        return next(a for a in self.runs if a.inputs == inputs)
+
+    def frame(self) -> pd.DataFrame:
+        """One row per run and strategy: inputs, strategy, mode, status, warm time at n."""
+        rows = [
+            {
+                "inputs": a.inputs,
+                "strategy": s["name"],
+                "mode": s["mode"],
+                "status": s["status"],
+                "warm_s": a.warm(s["name"], self.n),
+                "picked": s["name"] == a.picked,
+            }
+            for a in self.runs
+            for s in a.strategies
+        ]
+        return pd.DataFrame(rows)
+
+    def ratio(self, slower: str, faster: str, inputs: int) -> float | None:
+        """How many times slower's warm time at n is faster's, at that many inputs."""
+        a = self.at(inputs)
+        ts, tf = a.warm(slower, self.n), a.warm(faster, self.n)
+        return None if ts is None or tf is None else ts / tf
+
+    def ahead(self, first: str, second: str, inputs: int) -> bool:
+        """Whether first is faster than second beyond the run's margin, at that many inputs."""
+        k = self.ratio(second, first, inputs)
+        return k is not None and k > self.at(inputs).margin
+
+    def overtakes(self, first: str, second: str) -> int | None:
+        """The fewest inputs from which first stays ahead of second beyond the margin."""
+        found = None
+        for inputs in sorted(self.inputs, reverse=True):
+            if not self.ahead(first, second, inputs):
+                break
+            found = inputs
+        return found
+
+
+def series(folder: str | Path, prefix: str = "basket-") -> Series:
+    """Every advice under folder whose name starts with prefix, by inputs."""
+    runs = [advice(p) for p in sorted(Path(folder).glob(f"{prefix}*")) if (p / ADVICE).exists()]
+    return Series(tuple(sorted(runs, key=lambda a: a.inputs)))

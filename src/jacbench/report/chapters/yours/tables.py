@@ -1,0 +1,106 @@
+"""The tables of "Your function": one advice's strategies, and the basket's picks by inputs."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from jacbench.report import formats
+from jacbench.report.chapters.yours.facts import Advice, Series
+
+
+def _mark(adv: Advice, name: str) -> str:
+    if name == adv.picked:
+        return "pick"
+    return "tied" if name in adv.tied else ""
+
+
+def strategies(adv: Advice) -> pd.DataFrame:
+    """Per strategy: its mode, status, warm time at each size measured, the prediction at the
+    target (time and peak), and the pick marked."""
+    rows = []
+    for s in adv.strategies:
+        by_n = {r["n"]: r for r in s["rows"]}
+        row = {"strategy": s["name"], "mode": s["mode"], "status": s["status"]}
+        for n in adv.sizes:
+            r = by_n.get(n)
+            row[f"n = {n:,}"] = (
+                formats.time(r["warm_median_s"]) if r and r["status"] == "ok" else "–"
+            )
+        row[f"predicted at {adv.target:,}"] = formats.time(s["predicted_s"])
+        row["peak there"] = formats.size(s["predicted_peak_bytes"])
+        row[""] = _mark(adv, s["name"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def reasons(adv: Advice) -> pd.DataFrame:
+    """Each strategy that did not pass, with why, in the advice's own words."""
+    rows = [
+        {"strategy": s["name"], "status": s["status"], "why": s["reason"]}
+        for s in adv.strategies
+        if s["status"] != "ok"
+    ]
+    return pd.DataFrame(rows, columns=["strategy", "status", "why"])
+
+
+def series_picks(ser: Series) -> pd.DataFrame:
+    """Per number of inputs: the pick, those tied with it, and the warm time of each mode's
+    fastest strategy at the series' size."""
+    rows = []
+    for adv in ser.runs:
+        best = {}
+        for s in adv.strategies:
+            t = adv.warm(s["name"], ser.n)
+            if t is not None and (s["mode"] not in best or t < best[s["mode"]]):
+                best[s["mode"]] = t
+        rows.append(
+            {
+                "inputs": adv.inputs,
+                "pick": adv.picked or "–",
+                "tied with it": ", ".join(adv.tied) or "–",
+                "forward": formats.time(best.get("forward")),
+                "reverse": formats.time(best.get("reverse")),
+                "pathwise": formats.time(best.get("pathwise")),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def registry(frameworks: tuple[str, ...] = ("torch", "jax", "tensorflow")) -> pd.DataFrame:
+    """Every generic strategy of the advice, order 1: framework, name, mode, the call it makes."""
+    from jacbench.constants import FRAMEWORK_NAMES
+    from jacbench.strategies import generic
+
+    rows = [
+        {
+            "framework": FRAMEWORK_NAMES[r.framework],
+            "strategy": r.name,
+            "mode": r.mode,
+            "call": r.call,
+        }
+        for fw in frameworks
+        for r in generic.all_records(fw, order=1)
+    ]
+    return pd.DataFrame(rows)
+
+
+def check(adv: Advice) -> pd.DataFrame:
+    """The pick at the target: what was predicted, what was measured there, and their ratio."""
+    m = adv.measured_at_target
+    p = adv.pick
+    return pd.DataFrame(
+        [
+            {
+                "at n = " + f"{m['n']:,}": "warm call",
+                "predicted": formats.time(p["predicted_s"]),
+                "measured": formats.time(m["warm_median_s"]),
+                "predicted / measured": f"{m['time_ratio']:.2f}",
+            },
+            {
+                "at n = " + f"{m['n']:,}": "peak beyond the inputs",
+                "predicted": formats.size(p["predicted_peak_bytes"]),
+                "measured": formats.size(m["peak_bytes"]),
+                "predicted / measured": f"{m['peak_ratio']:.2f}",
+            },
+        ]
+    )
