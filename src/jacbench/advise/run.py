@@ -34,6 +34,9 @@ WARM_BUDGET_S = 1.0
 REPEATS = 5
 # Calls a worker makes at one size: the first and at least three warm ones.
 CALLS = 4
+# How a framework says it could not allocate (XLA's RESOURCE_EXHAUSTED, torch's and Python's
+# out-of-memory errors): a memory failure, like a kill at the cap.
+OUT_OF_MEMORY = ("resource_exhausted", "out of memory", "memoryerror", "failed to allocate")
 
 
 @dataclass(frozen=True)
@@ -149,7 +152,10 @@ def _status(row: dict, tolerance: float) -> tuple[str, str]:
     if row["status"] == "ok":
         return "ok", ""
     first = (row.get("message") or row["status"]).strip().splitlines()[0]
-    return row["status"], f"at n={row['n']:,}: {first[:240]}"
+    status = row["status"]
+    if status == "error" and any(w in first.lower() for w in OUT_OF_MEMORY):
+        status = "memory-cap"  # the framework refused an allocation before the cap was reached
+    return status, f"at n={row['n']:,}: {first[:240]}"
 
 
 def _too_slow(rows: list[dict], n: int, timeout: float, growth: float = 1.0) -> str | None:

@@ -67,11 +67,13 @@ def finite_differences(f, theta, data, framework: str, derivative: np.ndarray, o
         y0 = f(t64, d64)
         if "float64" not in str(y0.dtype):
             return {"fd_status": f"not run: the function computes in {y0.dtype} given float64"}
-        scale = max(1.0, float(np.max(np.abs(user.to_numpy(t64)))))
-        h = user.FD_STEP[order] * scale
+        size = np.abs(user.to_numpy(t64))
         dirs = _directions(derivative.shape[1])
-        estimates, exact = [], []
+        estimates, exact, steps = [], [], []
         for v in dirs:
+            # A step relative to the inputs the direction moves (0.04 and 100 get their own).
+            h = user.FD_STEP[order] * (float(size @ np.abs(v)) or 1.0)
+            steps.append(h)
             plus = user.to_numpy(f(user.shift(t64, v, h, framework), d64)).reshape(-1)
             minus = user.to_numpy(f(user.shift(t64, v, -h, framework), d64)).reshape(-1)
             if order == 1:
@@ -92,7 +94,7 @@ def finite_differences(f, theta, data, framework: str, derivative: np.ndarray, o
     per_output = np.max(np.abs(exact - estimates) / scale, axis=0)
     agree = float(np.mean(per_output <= user.FD_AGREE))
     return {"fd_status": "ok", "fd_error": err, "fd_agree": agree, "fd_directions": len(dirs),
-            "fd_step": h}  # fmt: skip
+            "fd_step": max(steps)}  # fmt: skip
 
 
 def probe(params: dict) -> dict[str, Any]:
@@ -101,8 +103,9 @@ def probe(params: dict) -> dict[str, Any]:
     p = UserParams(**params).validate()
     f, theta, data, framework = user.example(p)
     _check_factory(p, theta, data)
-    y = user.evaluate(f, theta, data)
-    if not _same(y, user.evaluate(f, theta, data)):
+    call = user.fast(f, framework)
+    y = user.evaluate(call, theta, data)
+    if not _same(y, user.evaluate(call, theta, data)):
         raise ContractError(
             "FUNCTION gave different outputs on two calls with the same inputs: draw its "
             "random numbers outside it (in FACTORY) and pass them in data"
@@ -130,11 +133,11 @@ def probe(params: dict) -> dict[str, Any]:
         "dtype": user.dtype_name(theta),
         "inputs": d,
         "outputs": m,
-        "output_shape": list(np.shape(user.to_numpy(f(theta, data)))),
+        "output_shape": list(np.shape(user.to_numpy(call(theta, data)))),
         "rows": user.rows_of(data),
         "reference": ref.name,
         "reference_s": took,
         "derivative_zero": bool(not np.any(derivative)),
     }
-    record.update(finite_differences(f, theta, data, framework, derivative, p.order))
+    record.update(finite_differences(call, theta, data, framework, derivative, p.order))
     return record

@@ -15,10 +15,18 @@ import functools
 import jax
 import jax.numpy as jnp
 
-# One forward pass, eager: Python branches in f run as written. The pullback it keeps is
-# applied once per output, compiled once.
-def _forward(theta, data):
-    return jax.vjp(lambda t: f(t, data), theta)
+
+@jax.jit
+def _compiled(theta, data):
+    """One forward pass, then a compiled loop of one pullback per output."""
+    y, pullback = jax.vjp(lambda t: f(t, data), theta)
+
+    def row(i, jac):
+        unit = jnp.zeros(y.size, y.dtype).at[i].set(1).reshape(y.shape)
+        return jac.at[i].set(pullback(unit)[0])
+
+    jac = jnp.zeros((y.size, theta.size), theta.dtype)
+    return jax.lax.fori_loop(0, y.size, row, jac)
 
 
 @functools.partial(jax.jit, donate_argnums=3)  # row i written in place
@@ -27,13 +35,21 @@ def _set_row(pullback, y, i, jac):
     return jac.at[i].set(pullback(unit)[0])
 
 
-def jacobian(theta, data):
-    """Reverse mode, a plain loop: one vjp, then one pullback per output."""
-    y, pullback = _forward(theta, data)
+def _eager(theta, data):
+    """The same loop for an f jit cannot trace: the forward pass eager, in Python."""
+    y, pullback = jax.vjp(lambda t: f(t, data), theta)
     jac = jnp.zeros((y.size, theta.size), theta.dtype)
     for i in range(y.size):
         jac = _set_row(pullback, y, i, jac)
     return jac
+
+
+def jacobian(theta, data):
+    """Reverse mode, a plain loop: one vjp, then one pullback per output."""
+    try:
+        return _compiled(theta, data)
+    except jax.errors.ConcretizationTypeError:  # a Python branch on a traced value
+        return _eager(theta, data)
 '''
 
 _JACREV = '''\
@@ -189,8 +205,9 @@ RECORDS: tuple[Generic, ...] = (
         framework="jax",
         name="vjp-loop",
         mode="reverse",
-        call="jax.vjp(f, theta)[1](u) for each unit u",
-        description="The plain reverse loop: one jax.vjp, then one pullback per output.",
+        call="jax.vjp(f, theta)[1](u) for each unit u, in jax.lax.fori_loop",
+        description="The plain reverse loop: one jax.vjp, then one pullback per output, in a "
+        "compiled loop (eager, in Python, where jit cannot trace f).",
         code=_VJP_LOOP,
         reference=True,
     ),
