@@ -183,6 +183,7 @@ def test_every_strategy_passes_its_check_and_the_pick_is_the_fastest(tall):
     assert {s["status"] for s in tall["strategies"]} == {"ok"}
     assert all(s["rows"][0]["max_rel_error"] < 1e-4 for s in tall["strategies"])
     assert tall["check"]["fd_status"] == "ok" and tall["check"]["fd_error"] < 1e-4
+    assert tall["check"]["fd_agree"] == 1.0
     largest = {s["name"]: s["rows"][-1]["warm_median_s"] for s in tall["strategies"]}
     assert largest[tall["pick"]["strategy"]] <= 1.3 * min(largest.values())
 
@@ -202,6 +203,15 @@ def test_advice_json_holds_what_the_issue_names(tall):
     )
     journal = (Path(tall["out"]) / "rows.jsonl").read_text().splitlines()
     assert len(journal) == 2 * len(on_disk["strategies"])
+
+
+def test_refit_from_the_rows_alone_gives_the_same_advice(tall):
+    # What a change to the fit is checked with: the rows are fitted again, nothing measured.
+    again = advise.refit({k: v for k, v in tall.items() if k != "out"})
+    assert again["pick"]["strategy"] == tall["pick"]["strategy"]
+    assert [s["predicted_s"] for s in again["strategies"]] == pytest.approx(
+        [s["predicted_s"] for s in tall["strategies"]]
+    )
 
 
 def test_printed_code_computes_the_closed_form(tall, reader, tmp_path):

@@ -23,6 +23,8 @@ from jacbench.constants import FRAMEWORK_NAMES
 ADVICE = "advice.json"
 CODE = "jacobian.py"
 JOURNAL = "rows.jsonl"
+# What the probe found of the reference derivative, kept in advice.json's "check".
+CHECK = ("reference", "fd_status", "fd_error", "fd_agree", "fd_directions", "fd_step")
 
 
 def book_margins(framework: str) -> tuple[float, float, int]:
@@ -121,10 +123,7 @@ def advise(req: Request, out: Path, progress: Progress = print) -> dict[str, Any
         "mem_cap_bytes": req.mem_cap,
         "timeout_s": req.timeout,
         "threads": req.threads,
-        "check": {
-            k: found.get(k)
-            for k in ("reference", "fd_status", "fd_error", "fd_directions", "fd_step")
-        },  # fmt: skip
+        "check": {k: found.get(k) for k in CHECK},
         "environment": environment.environment(),
         "cwd": os.getcwd(),
     }
