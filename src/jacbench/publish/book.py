@@ -58,6 +58,7 @@ SOURCES = (
 # The reference's advice ("Your function"), staged where the chapter's defaults name it: the
 # rest of book/reference is staged as data/ like any results file.
 ADVICE = Path("book/reference/advice")
+HESTON = "heston"  # the advice the chapter reads in full
 # Where the results are staged, relative to the staging tree (the notebooks' working folder):
 # the crossover rows and each file's metadata sidecar sit beside it under their usual names.
 STAGED_RESULTS = Path("data/results.csv")
@@ -126,6 +127,9 @@ def parameters_for(results: Path) -> dict:
     return {
         "results": Path(results).as_posix(),
         "crossover": crossover.path_for(Path(results)).as_posix(),
+        # "Your function": the reference's advice, staged where the checkout holds it.
+        "series": ADVICE.as_posix(),
+        "advice": (ADVICE / HESTON).as_posix(),
     }
 
 
