@@ -66,9 +66,15 @@ def energy_example(n):
     return torch.randn(n, generator=g, dtype=torch.float64), (b + b.T) / n
 
 
-def square(theta, z):
-    """m = n outputs from an n x n product: jacrev's basis is n x n."""
-    return (z[:, None] * z[None, :]).sum(1) * theta[0] + theta[1] * z
+def features(theta, data):
+    """One output from (n, 4096) features: memory in proportion to n, one backward pass."""
+    z, w = data
+    return torch.tanh(z[:, None] * w[None, :] * theta[0] + theta[1]).sum().reshape(1)
+
+
+def features_example(n):
+    g = torch.Generator().manual_seed(13)
+    return torch.tensor([0.5, 0.1]), (torch.randn(n, generator=g), torch.randn(4096, generator=g))
 
 
 def random_inside(theta, z):
@@ -258,11 +264,11 @@ def test_hessian_of_a_one_output_function(reader, tmp_path):
 
 
 def test_peak_predicted_at_a_size_not_measured_holds(reader, tmp_path):
-    # jacrev holds an n x n basis for the m = n outputs: the peak grows well above the noise.
-    found = _advise(reader, tmp_path, "square", sizes=(1000, 2000), target=4000,
-                    strategies=("jacrev",), verify=True)  # fmt: skip
+    # Each call holds (n, 4096) arrays: the peak grows with n, well above the noise.
+    found = _advise(reader, tmp_path, "features", "features_example", sizes=(2000, 4000),
+                    target=16000, strategies=("jacfwd",), verify=True)  # fmt: skip
     measured = found["pick"]["measured"]
-    assert measured["status"] == "ok" and measured["n"] == 4000
+    assert measured["status"] == "ok" and measured["n"] == 16000
     assert 0.5 <= measured["peak_ratio"] <= 2.0
 
 

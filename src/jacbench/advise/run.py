@@ -171,9 +171,9 @@ def _too_slow(rows: list[dict], n: int, timeout: float, growth: float = 1.0) -> 
         return None
     grows = "n" if growth == 1 else f"n^{growth:g}"
     return (
-        f"not run at n={n:,}: from its calls at n={last['n']:,} ({last['warm_median_s']:.2f} s "
-        f"warm), {CALLS} calls and the first would take about {needed:.0f} s with time growing "
-        f"as {grows}, past the {timeout:.0f} s limit"
+        f"not run at n={n:,}: a call took {last['warm_median_s']:.2f} s at n={last['n']:,}; "
+        f"growing as {grows}, its {CALLS} calls there would take about {needed:,.0f} s, past "
+        f"the {timeout:.0f} s limit"
     )
 
 

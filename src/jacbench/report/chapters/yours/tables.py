@@ -43,26 +43,15 @@ def reasons(adv: Advice) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["strategy", "status", "why"])
 
 
-def series_picks(ser: Series) -> pd.DataFrame:
-    """Per number of inputs: the pick, those tied with it, and the warm time of each mode's
-    fastest strategy at the series' size."""
+def series_picks(ser: Series, names: tuple[str, ...]) -> pd.DataFrame:
+    """Per number of inputs: the named strategies' warm times at the series' size, the pick at
+    the target and those tied with it."""
     rows = []
     for adv in ser.runs:
-        best = {}
-        for s in adv.strategies:
-            t = adv.warm(s["name"], ser.n)
-            if t is not None and (s["mode"] not in best or t < best[s["mode"]]):
-                best[s["mode"]] = t
-        rows.append(
-            {
-                "inputs": adv.inputs,
-                "pick": adv.picked or "–",
-                "tied with it": ", ".join(adv.tied) or "–",
-                "forward": formats.time(best.get("forward")),
-                "reverse": formats.time(best.get("reverse")),
-                "pathwise": formats.time(best.get("pathwise")),
-            }
-        )
+        row = {"inputs": adv.inputs}
+        row.update({name: formats.time(adv.warm(name, ser.n)) for name in names})
+        row.update({"pick": adv.picked or "–", "tied with it": ", ".join(adv.tied) or "–"})
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
