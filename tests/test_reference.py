@@ -159,7 +159,7 @@ def test_a_fresh_reference_measures_every_case_again(copy, monkeypatch, capsys):
     copy.with_name("keep.txt").write_text("not the dataset's")
     monkeypatch.setattr(store, "read_rows", lambda path: [])
     assert main(["reference", "--fresh"]) == 0
-    assert seen == [["keep.txt"]]
+    assert seen == [["advice", "keep.txt"]]  # the advice stays: measured again, in place
     assert measured_advice == [(copy.parent / "advice", True)]  # beside the dataset, not here
     assert main(["reference", "--fresh", "--check"]) == 2
     assert "--fresh" in capsys.readouterr().err
