@@ -80,7 +80,10 @@ BAD = [
     (["--strategy", "jvp"], "--framework"),
     (["--framework", "torch", "--strategy", "jvp", "--paths", "1.5e3.2"], "--paths"),
     (["--framework", "numpy", "--strategy", "analytic", "--output", "/no/such/j.npz"], "/no/such"),
-    (["--framework", "torch", "--strategy", "second:hvp"], "second:hvp"),
+    (
+        ["--framework", "torch", "--strategy", "second:hvp-forward-over-reverse"],
+        "second:hvp-forward-over-reverse",
+    ),
     (
         ["--framework", "torch", "--strategy", "jacrev", "--problem", "moments", "--batch", "4"],
         "vmap-jacrev",

@@ -125,7 +125,7 @@ WIDE = [
     ("moments", "jax", "jacfwd"),
     ("moments", "torch", "second:functional-hessian"),
     ("moments", "jax", "second:hessian"),
-    ("moments", "tensorflow", "second:hvp"),
+    ("moments", "tensorflow", "second:hvp-forward-over-reverse"),
     ("moments-batch", "jax", "vmap-jacrev"),
     ("gbm", "torch", "second:greeks"),
 ]

@@ -56,3 +56,18 @@ def test_dense_hessian_at_the_question_size_is_tens_of_gigabytes():
 def test_bad_parameters(change):
     with pytest.raises(UsageError):
         moments.make_case(moments.MomentsParams(**change))
+
+
+def test_the_dense_check_reads_row_blocks_and_finds_any_wrong_entry(monkeypatch):
+    monkeypatch.setattr(moments, "CHECK_ROWS", 7)  # several blocks, the last one short
+    x = 2.0 + 0.1 * np.random.default_rng(0).standard_normal(30)
+    exact = moments.dense_hessian(x)
+    assert moments.dense_hessian_error(exact, x) == 0.0
+    whole = moments.relative_error  # the whole-array measure it replaces
+    for k, i, j in [(0, 0, 0), (1, 29, 3), (2, 15, 15), (2, 8, 22)]:
+        wrong = exact.copy()
+        wrong[k, i, j] += 0.5
+        assert moments.dense_hessian_error(wrong, x) == pytest.approx(whole(wrong, exact, axis=0))
+        assert moments.dense_hessian_error(wrong, x) > 1e-3
+    with pytest.raises(ValueError, match="does not match"):
+        moments.dense_hessian_error(exact[:, :10], x)

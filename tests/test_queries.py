@@ -147,8 +147,8 @@ def test_a_tie_goes_to_the_first_strategy_by_name_whatever_the_rows_order(df):
         ("tensorflow", "forward-accumulator", "forward mode"),
         ("jax", "second:hessian", "dense"),
         ("torch", "second:functional-hessian", "dense"),
-        ("jax", "second:hvp", "hvp"),
-        ("jax", "second:diagonal", "diagonal"),
+        ("jax", "second:hvp-forward-over-reverse", "hvp"),
+        ("jax", "second:diagonal-hutchinson", "diagonal"),
         ("torch", "second:greeks", "greeks"),
     ],
 )
@@ -160,9 +160,10 @@ def test_kind_of_names_the_mode_or_the_second_order_kind(framework, strategy, ki
 def test_the_second_order_rows_carry_their_kind(df):
     rows = queries.second_order(df, "moments", framework="jax")
     kinds = dict(zip(rows["strategy"], rows["kind"], strict=False))
-    assert kinds == {"second:hessian": "dense", "second:hvp": "hvp",
-                     "second:diagonal": "diagonal"}  # fmt: skip
-    assert set(queries.second_order(df, "moments", "hvp")["strategy"]) == {"second:hvp"}
+    assert kinds == {"second:hessian": "dense", "second:hvp-forward-over-reverse": "hvp",
+                     "second:diagonal-hutchinson": "diagonal"}  # fmt: skip
+    hvp = queries.second_order(df, "moments", "hvp")
+    assert set(hvp["strategy"]) == {"second:hvp-forward-over-reverse"}
 
 
 def test_a_framework_with_no_ok_row_has_no_best(df):

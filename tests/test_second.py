@@ -35,7 +35,7 @@ def test_dense_hessian_is_the_diagonal_matrix():
 
 def test_the_checks_can_fail():
     case = MOMENTS["float64"]
-    method = registry.get("jax", "hvp")
+    method = registry.get("jax", "hvp-forward-over-reverse")
     out = method.build(case)().copy()
     out[1, 7] *= 1.01
     assert method.error(case, out) > 1e-4
@@ -63,9 +63,10 @@ def test_a_method_refuses_the_other_problem():
 
 
 def test_unknown_method_lists_the_valid_ones():
-    with pytest.raises(UsageError, match="jax/hvp"):
+    with pytest.raises(UsageError, match="jax/hvp-forward-over-reverse"):
         registry.get("jax", "newton")
-    assert parse("jax", "second:hvp").record is registry.get("jax", "hvp")
+    method = registry.get("jax", "hvp-forward-over-reverse")
+    assert parse("jax", "second:hvp-forward-over-reverse").record is method
 
 
 def test_jax_greeks_as_installed_use_ynnpack_and_the_variant_does_not():
@@ -80,3 +81,118 @@ def test_jax_greeks_as_installed_use_ynnpack_and_the_variant_does_not():
     variant = jax_second._greeks_no_ynn.lower(*args).compile().as_text()
     assert "__ynn_fusion" in installed and "__ynn_fusion" not in variant
     assert "f64[" not in installed and "f64[" not in variant
+
+
+# --- Hessian-vector products and diagonals on a function whose Hessians are not diagonal ------
+#
+# The moments problem's Hessians are diagonal, so a product with a vector of ones, or one
+# Rademacher probe, already gives their diagonal. These check the methods where that fails: two
+# outputs of n inputs coupling neighbours, with H_k computed densely by the framework itself.
+
+
+def _coupled_torch(x):
+    import torch
+
+    near = x[:-1] * x[1:]
+    return torch.stack([(near**2).sum() + (x**3).sum(), torch.sin(x).sum() * x.sum()])
+
+
+def _coupled_jax(x):
+    import jax.numpy as jnp
+
+    near = x[:-1] * x[1:]
+    return jnp.stack([(near**2).sum() + (x**3).sum(), jnp.sin(x).sum() * x.sum()])
+
+
+def _coupled_tensorflow(x):
+    import tensorflow as tf
+
+    near = x[:-1] * x[1:]
+    return tf.stack([tf.reduce_sum(near**2) + tf.reduce_sum(x**3),
+                     tf.reduce_sum(tf.sin(x)) * tf.reduce_sum(x)])  # fmt: skip
+
+
+def _coupled(framework: str, n: int = 30):
+    """x, v, the coupled function, its dense Hessians (2, n, n) in float64 by the framework's own
+    dense call, and the framework's second-order module."""
+    import importlib
+
+    rng = np.random.default_rng(3)
+    x, v = rng.uniform(0.5, 1.5, n), rng.standard_normal(n)
+    module = importlib.import_module(f"jacbench.second.{framework}_second")
+    fn = globals()[f"_coupled_{framework}"]
+    if framework == "torch":
+        import torch
+
+        x, v = torch.from_numpy(x), torch.from_numpy(v)
+        dense = torch.func.hessian(fn)(x).numpy()
+    elif framework == "jax":
+        import jax
+
+        dense = np.asarray(jax.hessian(fn)(x))
+    else:
+        import tensorflow as tf
+
+        x, v = tf.constant(x), tf.constant(v)
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y = fn(x)
+            j = inner.jacobian(y, x)
+        dense = outer.jacobian(j, x).numpy()
+    return x, v, fn, dense, module
+
+
+@pytest.mark.parametrize("framework", ["torch", "jax", "tensorflow"])
+def test_both_products_are_h_times_v_where_h_is_not_diagonal(framework):
+    x, v, fn, dense, module = _coupled(framework)
+    expected = dense @ np.asarray(v)
+    assert np.abs(dense[0] - np.diag(np.diagonal(dense[0]))).max() > 1.0  # not diagonal
+    for product in (module.hvp_forward_over_reverse, module.hvp_reverse_over_reverse):
+        np.testing.assert_allclose(np.asarray(product(x, v, fn)), expected, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("framework", ["torch", "jax"])
+def test_the_diagonal_from_n_products_is_exact_where_ones_are_not(framework):
+    x, _, fn, dense, module = _coupled(framework, n=150)  # more than two chunks of unit vectors
+    diagonal = np.diagonal(dense, axis1=1, axis2=2)
+    np.testing.assert_allclose(np.asarray(module.diagonal_by_products(x, fn)), diagonal,
+                               rtol=1e-10, atol=1e-10)  # fmt: skip
+    ones = np.asarray(module.hvp_forward_over_reverse(x, x * 0 + 1, fn))  # the row sums
+    assert np.abs(ones - diagonal).max() > 1.0
+
+
+@pytest.mark.parametrize("framework", ["torch", "jax", "tensorflow"])
+def test_hutchinson_error_falls_with_samples_as_the_off_diagonal_predicts(framework):
+    x, _, fn, dense, module = _coupled(framework)
+    diagonal = np.diagonal(dense, axis1=1, axis2=2)
+    # With Rademacher probes entry i's estimate has variance sum_{j != i} H_ij^2 per probe.
+    off = np.sqrt((dense**2).sum(axis=2) - diagonal**2)
+    rng = np.random.default_rng(11)
+    rms = {}
+    estimate_of = module.hutchinson
+    if framework == "tensorflow":  # traced once: eagerly, pfor traces every product again
+        import tensorflow as tf
+
+        estimate_of = tf.function(module.hutchinson)
+    for samples in (4, 256):
+        probes = 2.0 * rng.integers(0, 2, (samples, len(diagonal[0]))) - 1.0
+        if framework == "torch":
+            import torch
+
+            probes = torch.from_numpy(probes)
+        estimate = np.asarray(estimate_of(x, probes, fn))
+        rms[samples] = float(np.sqrt(np.mean(((estimate - diagonal) / off) ** 2)))
+    # The standardized error is about 1/sqrt(samples): 0.5 at 4, 0.06 at 256.
+    assert 0.25 < rms[4] < 1.0 and 0.03 < rms[256] < 0.12
+
+
+def test_jax_says_what_its_dense_hessian_asks_for_before_running():
+    # Compiled, not run: the output is the three n x n Hessians, and no temporary beyond them.
+    from jacbench.second import jax_second
+
+    found = jax_second.compiled_memory(10_000)
+    assert found["output"] == moments.dense_hessian_bytes(10_000, "float32")
+    assert found["argument"] == 10_000 * 4
+    assert found["temporary"] < found["output"] / 100

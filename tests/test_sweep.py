@@ -258,14 +258,15 @@ def test_moments_groups_expand_by_inputs_and_batch(tmp_path):
     p.write_text(
         "groups:\n"
         "  - {problem: moments, frameworks: [jax], strategies: all, inputs: [100, 1e3]}\n"
-        "  - {problem: moments, frameworks: [torch], strategies: [second:hvp], inputs: [10]}\n"
+        "  - {problem: moments, frameworks: [torch],"
+        " strategies: [second:hvp-forward-over-reverse], inputs: [10]}\n"
         "  - {problem: moments-batch, strategies: all, inputs: [50], batch: [4]}\n"
         "  - {problem: gbm, frameworks: [jax], strategies: [second:greeks], paths: [100]}\n"
     )
     cases = profiles.expand(profiles.load_profile(str(p)))
     got = {(c.problem, c.framework, c.strategy, c.size, c.batch) for c in cases}
     assert ("moments", "jax", "jacrev", 1000, 0) in got
-    assert ("moments", "torch", "second:hvp", 10, 0) in got
+    assert ("moments", "torch", "second:hvp-forward-over-reverse", 10, 0) in got
     assert ("moments-batch", "torch", "vmap-jacrev", 50, 4) in got
     assert ("gbm", "jax", "second:greeks", 100, 0) in got
     # GBM-only strategies are not moments cases, and overrides pick problems and sizes.
@@ -279,8 +280,8 @@ def test_a_moments_sweep_is_measured_and_checked(tmp_path):
     cases = [
         Case(framework="jax", strategy="jacrev", problem="moments", inputs=1000,
                    repeats=2, warm_budget_s=0.1, timeout=120),
-        Case(framework="jax", strategy="second:hvp", problem="moments", inputs=1000,
-                   repeats=2, warm_budget_s=0.1, timeout=120),
+        Case(framework="jax", strategy="second:hvp-forward-over-reverse", problem="moments",
+                   inputs=1000, repeats=2, warm_budget_s=0.1, timeout=120),
         Case(framework="numpy", strategy="analytic", problem="moments-batch", inputs=100,
                    batch=3, repeats=2, warm_budget_s=0.1, timeout=120),
     ]  # fmt: skip

@@ -15,7 +15,7 @@ from jacbench.measure.targets import (
 
 KINDS = [
     ("jax", "jvp", StrategyTarget, "strategy", "jvp"),
-    ("torch", "second:hvp", SecondOrderTarget, "second", "hvp"),
+    ("torch", "second:func-hessian", SecondOrderTarget, "second", "func-hessian"),
     ("tensorflow", "simulation:xla", SimulationTarget, "simulation", "xla"),
     ("torch", "crossover:reverse", CrossoverTarget, "crossover", "reverse"),
     ("callable", "callable:jacbench.measure.probes:nap", CallableTarget, "callable",
@@ -34,7 +34,7 @@ def test_parse_and_text_round_trip(framework, text, cls, kind, name):
     "framework,text,word",
     [
         ("jax", "warp", "jacrev-chunked"),
-        ("jax", "second:newton", "jax/hvp"),
+        ("jax", "second:newton", "jax/hvp-forward-over-reverse"),
         ("torch", "simulation:jit", "simulation:eager, simulation:inductor"),
         ("mxnet", "simulation:eager", "torch, tensorflow, jax, numpy"),
         ("jax", "crossover:sideways", "forward, reverse"),

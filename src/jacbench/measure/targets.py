@@ -1,7 +1,7 @@
 """What a case measures, as a small typed value, and the one parser of its string form.
 
 A results row names its target in the ``strategy`` column: a registered strategy ("jvp"), a
-second-order method ("second:hvp"), a simulation baseline ("simulation:eager"), one mode of
+second-order method ("second:hessian"), a simulation baseline ("simulation:eager"), one mode of
 the tall-to-wide crossover ("crossover:forward") or any callable
 ("callable:module:function"). :func:`parse` is the only place that reads those prefixes; every
 other module asks the target it returns. Nothing here imports a framework.

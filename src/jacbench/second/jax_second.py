@@ -19,9 +19,48 @@ jax.config.update("jax_enable_x64", True)
 _hessian = jax.jit(jax.hessian(f))
 
 
-@jax.jit
-def _hvp(x, v):
-    return jnp.stack([jax.jvp(jax.grad(lambda x, k=k: f(x)[k]), (x,), (v,))[1] for k in range(3)])
+def hvp_forward_over_reverse(x, v, fn=f):
+    """H_k v for the three outputs at once, (3, n): jax.jvp of the vector function's jacrev."""
+    return jax.jvp(jax.jacrev(fn), (x,), (v,))[1]
+
+
+def hvp_reverse_over_reverse(x, v, fn=f):
+    """H_k v as the reverse Jacobian of J(x) v, (3, n): a reverse pass over a reverse pass."""
+    return jax.jacrev(lambda x: jax.jacrev(fn)(x) @ v)(x)
+
+
+# Unit vectors pushed at a time by diagonal-hvps (lax.map's batch): (CHUNK, 3, n) at once.
+CHUNK = 64
+
+
+def diagonal_by_products(x, fn=f):
+    """diag(H_k), (3, n), exactly for any f: the n products H_k e_i, CHUNK at a time, keeping
+    entry i of each."""
+    n = x.shape[-1]
+
+    def entry(i):
+        return hvp_forward_over_reverse(x, jax.nn.one_hot(i, n, dtype=x.dtype), fn)[:, i]
+
+    return jax.lax.map(entry, jnp.arange(n), batch_size=CHUNK).T
+
+
+def hutchinson(x, probes, fn=f):
+    """Hutchinson's estimate of diag(H_k), (3, n): the mean of v * (H_k v) over the probes,
+    one product at a time, summed as they come (the memory of one product, not of all)."""
+
+    probes = jnp.asarray(probes)
+
+    def add(i, total):
+        return total + probes[i] * hvp_forward_over_reverse(x, probes[i], fn)
+
+    first = probes[0] * hvp_forward_over_reverse(x, probes[0], fn)
+    return jax.lax.fori_loop(1, len(probes), add, first) / len(probes)
+
+
+_forward_over_reverse = jax.jit(hvp_forward_over_reverse)
+_reverse_over_reverse = jax.jit(hvp_reverse_over_reverse)
+_diagonal_by_products = jax.jit(diagonal_by_products)
+_hutchinson = jax.jit(hutchinson)
 
 
 def _output(case) -> Callable:
@@ -29,22 +68,54 @@ def _output(case) -> Callable:
     return (lambda a: a) if devices.keeps_results(case.device) else np.asarray
 
 
+def compiled_memory(n: int, dtype: str = "float32") -> dict[str, int]:
+    """What XLA's compiled dense Hessian asks for at n before it runs (memory_analysis of the
+    program jax.hessian builds under jit): its argument, output and temporary buffers, bytes."""
+    found = _hessian.lower(jnp.zeros(n, dtype=dtype)).compile().memory_analysis()
+    return {
+        "argument": int(found.argument_size_in_bytes),
+        "output": int(found.output_size_in_bytes),
+        "temporary": int(found.temp_size_in_bytes),
+    }
+
+
+def diagonal_flops(n: int, dtype: str = "float32") -> float:
+    """The floating-point operations XLA's compiled exact diagonal (diagonal-hvps) counts at n,
+    before it runs (cost_analysis)."""
+    found = _diagonal_by_products.lower(jnp.zeros(n, dtype=dtype)).compile().cost_analysis()
+    found = found[0] if isinstance(found, list) else found
+    return float(found["flops"])
+
+
 def build_hessian(case: MomentsCase) -> Callable[[], np.ndarray]:
     x, out = devices.jax_put(case.x, case.device), _output(case)
     return lambda: out(_hessian(x))
 
 
-def build_hvp(case: MomentsCase) -> Callable[[], np.ndarray]:
+def _products(case: MomentsCase, jitted) -> Callable[[], np.ndarray]:
     x = devices.jax_put(case.x, case.device)
     v = devices.jax_put(moments.direction(case), case.device)
     out = _output(case)
-    return lambda: out(_hvp(x, v))
+    return lambda: out(jitted(x, v))
 
 
-def build_diagonal(case: MomentsCase) -> Callable[[], np.ndarray]:
+def build_hvp_forward_over_reverse(case: MomentsCase) -> Callable[[], np.ndarray]:
+    return _products(case, _forward_over_reverse)
+
+
+def build_hvp_reverse_over_reverse(case: MomentsCase) -> Callable[[], np.ndarray]:
+    return _products(case, _reverse_over_reverse)
+
+
+def build_diagonal_hvps(case: MomentsCase) -> Callable[[], np.ndarray]:
     x, out = devices.jax_put(case.x, case.device), _output(case)
-    ones = jnp.ones_like(x)
-    return lambda: out(_hvp(x, ones))
+    return lambda: out(_diagonal_by_products(x))
+
+
+def build_diagonal_hutchinson(case: MomentsCase) -> Callable[[], np.ndarray]:
+    x, out = devices.jax_put(case.x, case.device), _output(case)
+    probes = devices.jax_put(moments.probes(case), case.device)
+    return lambda: out(_hutchinson(x, probes))
 
 
 def _greeks_of(spot, vol, z, t, drift):

@@ -19,7 +19,8 @@ from jacbench.strategies.memory_model import MemoryModel
 from jacbench.strategies.memory_model import MemoryModel as M
 
 # dense: the full Hessian of each of the 3 outputs, (3, n, n); hvp: Hessian-vector products
-# (3, n); diagonal: diag(H_k), (3, n), exact for a separable function; greeks: per-path
+# (3, n); diagonal: diag(H_k), (3, n), exactly (n products) or estimated (Hutchinson's, which is
+# exact for this separable f's diagonal Hessians: see problems.moments); greeks: per-path
 # (d2 S_T / dS0 dsigma, d2 S_T / dsigma2), (N, 2), of the GBM simulation.
 KINDS = ("dense", "hvp", "diagonal", "greeks")
 
@@ -40,6 +41,10 @@ class Method(Unsupported):
     # How a dense method builds the Hessian, in the recommendation's words (from its code).
     how: str = ""
     answer: bool = False  # the answer's wide snippet runs it (Hessian-vector products)
+    # How a product or a diagonal is composed, for the chapters to pair them: an hvp's order of
+    # modes ("forward-over-reverse", "reverse-over-reverse"); a diagonal's "exact" (n products)
+    # or "estimate" (Hutchinson's).
+    composition: str = ""
     candidate: bool = True  # a recommendation may pick it (every method here)
     # The API call it makes, as the glossary shows it (see strategies.registry.Strategy.call).
     call: str = ""
@@ -94,6 +99,8 @@ class Method(Unsupported):
         result = to_host(result)
         if self.kind == "greeks":
             return gbm.relative_error(result, self.reference(case))
+        if self.kind == "dense":  # row blocks: never a second copy of the n x n Hessians
+            return moments.dense_hessian_error(result, case.x)
         return moments.relative_error(result, self.reference(case), axis=0)
 
 
@@ -115,14 +122,30 @@ METHODS: tuple[Method, ...] = (
            how="jacfwd over jacrev: the n rows of an n × n identity pushed as tangents through "
            "the reverse pass of all three outputs at once, every intermediate n times larger",
            call="torch.func.hessian(f)"),
-    Method("torch", "hvp", "hvp",
-           "Forward-over-reverse: torch.func.jvp of torch.func.grad, one pass per output.",
-           M(arrays=9.5, fixed_mib=150), answer=True,
-           call="torch.func.jvp(torch.func.grad(f_k), (x,), (v,))"),
-    Method("torch", "diagonal", "diagonal",
-           "The HVP with a vector of ones: exactly diag(H) when H is diagonal (separable f).",
-           M(arrays=9.5, fixed_mib=150),
-           call="torch.func.jvp(torch.func.grad(f_k), (x,), (ones,))"),
+    Method("torch", "hvp-forward-over-reverse", "hvp",
+           "Forward over reverse: torch.func.jvp of the vector function's torch.func.jacrev, "
+           "the three products H_k v in one pass.",
+           M(arrays=20, fixed_mib=150), answer=True,
+           composition="forward-over-reverse",
+           call="torch.func.jvp(torch.func.jacrev(f), (x,), (v,))"),
+    Method("torch", "hvp-reverse-over-reverse", "hvp",
+           "Reverse over reverse: torch.func.jacrev of J(x) v, the three products at once.",
+           M(arrays=20, fixed_mib=150),
+           composition="reverse-over-reverse",
+           call="torch.func.jacrev(lambda x: torch.func.jacrev(f)(x) @ v)(x)"),
+    Method("torch", "diagonal-hvps", "diagonal",
+           "diag(H_k) exactly for any f: n products H_k e_i, 64 unit vectors at a time under "
+           "torch.func.vmap, entry i of each kept; never the n x n Hessian.",
+           M(arrays=800, fixed_mib=150),
+           composition="exact",
+           call="torch.func.vmap of the product over unit vectors e_i, entry i kept"),
+    Method("torch", "diagonal-hutchinson", "diagonal",
+           "Hutchinson's estimate of diag(H_k): the mean of v * H_k v over 16 Rademacher "
+           "probes, one product at a time (exact for a diagonal H).",
+           M(arrays=40, fixed_mib=150),
+           composition="estimate",
+           call="mean over ±1 vectors v of v * torch.func.jvp(torch.func.jacrev(f), (x,), (v,))[1]",
+           ),
     Method("torch", "greeks", "greeks",
            "Per-path second-order Greeks: jvp in vol over the pathwise gradient.",
            M(arrays=24, fixed_mib=90),
@@ -133,10 +156,24 @@ METHODS: tuple[Method, ...] = (
            how="per output, tape.jacobian of the inner tape's gradient, vectorized by pfor: "
            "every intermediate of the gradient holds n rows",
            call="outer_tape.jacobian(inner_tape.gradient(y_k, x), x) per output"),
-    Method("tensorflow", "hvp", "hvp",
-           "Forward-over-reverse: ForwardAccumulator around a GradientTape gradient.",
-           M(arrays=27.5, fixed_mib=10), answer=True,
-           call="tf.autodiff.ForwardAccumulator(x, v) around tape.gradient(y_k, x)"),
+    Method("tensorflow", "hvp-forward-over-reverse", "hvp",
+           "Forward over reverse: a ForwardAccumulator around a GradientTape's jacobian of the "
+           "vector function, in one tf.function: the three products H_k v in one pass.",
+           M(arrays=40, fixed_mib=20), answer=True,
+           composition="forward-over-reverse",
+           call="tf.autodiff.ForwardAccumulator(x, v) around tape.jacobian(f(x), x)"),
+    Method("tensorflow", "hvp-reverse-over-reverse", "hvp",
+           "Reverse over reverse: an outer tape's jacobian of J(x) v from an inner tape, in one "
+           "tf.function.",
+           M(arrays=40, fixed_mib=20),
+           composition="reverse-over-reverse",
+           call="outer_tape.jacobian(tf.linalg.matvec(inner_tape.jacobian(f(x), x), v), x)"),
+    Method("tensorflow", "diagonal-hutchinson", "diagonal",
+           "Hutchinson's estimate of diag(H_k): the mean of v * H_k v over 16 Rademacher "
+           "probes, tf.foldl over the products in one tf.function (exact for a diagonal H).",
+           M(arrays=60, fixed_mib=20),
+           composition="estimate",
+           call="mean of v * hvp(x, v) over random ±1 vectors v (tf.foldl)"),
     Method("tensorflow", "greeks", "greeks",
            "Per-path second-order Greeks: ForwardAccumulator in vol over the pathwise gradient.",
            M(arrays=16, fixed_mib=15),
@@ -146,14 +183,27 @@ METHODS: tuple[Method, ...] = (
            default=True,
            how="jacfwd over jacrev under jit: the n × n identity as tangents, fused by XLA",
            call="jax.jit(jax.hessian(f))"),
-    Method("jax", "hvp", "hvp",
-           "Forward-over-reverse: jax.jvp of jax.grad, under jit.", M(arrays=2, fixed_mib=60),
-           answer=True,
-           call="jax.jit(jax.jvp(jax.grad(f_k), (x,), (v,)))"),
-    Method("jax", "diagonal", "diagonal",
-           "The HVP with a vector of ones under jit: exactly diag(H) for a separable f.",
-           M(arrays=2.5, fixed_mib=40),
-           call="jax.jit(jax.jvp(jax.grad(f_k), (x,), (ones,)))"),
+    Method("jax", "hvp-forward-over-reverse", "hvp",
+           "Forward over reverse: jax.jvp of the vector function's jax.jacrev under jit, the "
+           "three products H_k v in one pass.", M(arrays=6, fixed_mib=60), answer=True,
+           composition="forward-over-reverse",
+           call="jax.jit(jax.jvp(jax.jacrev(f), (x,), (v,)))"),
+    Method("jax", "hvp-reverse-over-reverse", "hvp",
+           "Reverse over reverse: jax.jacrev of J(x) v under jit.", M(arrays=28, fixed_mib=60),
+           composition="reverse-over-reverse",
+           call="jax.jit(jax.jacrev(lambda x: jax.jacrev(f)(x) @ v))"),
+    Method("jax", "diagonal-hvps", "diagonal",
+           "diag(H_k) exactly for any f: n products H_k e_i under jit, lax.map 64 unit vectors "
+           "at a time, entry i of each kept; never the n x n Hessian.",
+           M(arrays=800, fixed_mib=60),
+           composition="exact",
+           call="jax.lax.map of the product over unit vectors e_i (batch_size=64)"),
+    Method("jax", "diagonal-hutchinson", "diagonal",
+           "Hutchinson's estimate of diag(H_k): the mean of v * H_k v over 16 Rademacher "
+           "probes, lax.fori_loop over the products under jit (exact for a diagonal H).",
+           M(arrays=30, fixed_mib=60),
+           composition="estimate",
+           call="mean of v * hvp(x, v) over random ±1 vectors v (jax.lax.fori_loop)"),
     Method("jax", "greeks", "greeks",
            "Per-path second-order Greeks: jax.jvp in vol over the pathwise jax.grad, under jit.",
            M(arrays=6, fixed_mib=75),
@@ -187,6 +237,11 @@ def by_framework(framework: str, problem: str | None = None) -> list[Method]:
 def default(framework: str) -> Method | None:
     """The framework's own Hessian call (None: numpy has none)."""
     return next((m for m in by_framework(framework) if m.default), None)
+
+
+def composed(framework: str, composition: str) -> Method | None:
+    """A framework's method composed so (Method.composition), or None where it has none."""
+    return next((m for m in by_framework(framework) if m.composition == composition), None)
 
 
 def answer(framework: str) -> Method | None:

@@ -35,21 +35,61 @@ def build_nested_tapes(case: MomentsCase) -> Callable[[], np.ndarray]:
     return run
 
 
-def build_hvp(case: MomentsCase) -> Callable[[], np.ndarray]:
+def hvp_forward_over_reverse(x, v, fn=f):
+    """H_k v for the three outputs at once, (3, n): a ForwardAccumulator carrying v around a
+    tape whose jacobian (pfor over the three outputs' backward passes) it differentiates."""
+    with tf.autodiff.ForwardAccumulator(primals=x, tangents=v) as acc:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = fn(x)
+        jacobian = tape.jacobian(y, x)
+    return acc.jvp(jacobian)
+
+
+def hvp_reverse_over_reverse(x, v, fn=f):
+    """H_k v as the reverse Jacobian of J(x) v, (3, n): an outer tape over an inner one."""
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = fn(x)
+        jv = tf.linalg.matvec(inner.jacobian(y, x), v)
+    return outer.jacobian(jv, x)
+
+
+def hutchinson(x, probes, fn=f):
+    """Hutchinson's estimate of diag(H_k), (3, n): the mean of v * (H_k v) over the probes,
+    one product at a time, summed as they come (tf.foldl: a loop in the graph, not unrolled,
+    holding one product, not all)."""
+    first = probes[0] * hvp_forward_over_reverse(x, probes[0], fn)
+    total = tf.foldl(lambda total, v: total + v * hvp_forward_over_reverse(x, v, fn),
+                     probes[1:], initializer=first)  # fmt: skip
+    return total / tf.cast(tf.shape(probes)[0], total.dtype)
+
+
+# Each inside one tf.function, traced on the first (cold) call: eager, tape.jacobian's pfor
+# would trace and vectorize its loop again on every call (tensorflow_moments).
+_forward_over_reverse = tf.function(hvp_forward_over_reverse)
+_reverse_over_reverse = tf.function(hvp_reverse_over_reverse)
+_hutchinson = tf.function(hutchinson)
+
+
+def _products(case: MomentsCase, traced) -> Callable[[], np.ndarray]:
     x, v = tf.constant(case.x), tf.constant(moments.direction(case))
+    return lambda: traced(x, v).numpy()
 
-    def run() -> np.ndarray:
-        out = []
-        for k in range(3):
-            with tf.autodiff.ForwardAccumulator(primals=x, tangents=v) as acc:
-                with tf.GradientTape() as tape:
-                    tape.watch(x)
-                    y = f(x)[k]
-                g = tape.gradient(y, x)
-            out.append(acc.jvp(g).numpy())
-        return np.stack(out)
 
-    return run
+def build_hvp_forward_over_reverse(case: MomentsCase) -> Callable[[], np.ndarray]:
+    return _products(case, _forward_over_reverse)
+
+
+def build_hvp_reverse_over_reverse(case: MomentsCase) -> Callable[[], np.ndarray]:
+    return _products(case, _reverse_over_reverse)
+
+
+def build_diagonal_hutchinson(case: MomentsCase) -> Callable[[], np.ndarray]:
+    x, probes = tf.constant(case.x), tf.constant(moments.probes(case))
+    return lambda: _hutchinson(x, probes).numpy()
 
 
 def build_greeks(case: GBMCase) -> Callable[[], np.ndarray]:
