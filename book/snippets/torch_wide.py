@@ -14,10 +14,10 @@ y = f(x)
 rows = [torch.autograd.grad(y[k], x, retain_graph=True)[0] for k in range(3)]
 jacobian = torch.stack(rows)
 
-# Hessian-vector products, forward over reverse: H_k v without the n x n Hessian.
+# Hessian-vector products, forward over reverse: the three H_k v in one pass, never the
+# n x n Hessian (jvp pushes v through the reverse-mode Jacobian of f).
 v = torch.ones(n)
-grads = [torch.func.grad(lambda x, k=k: f(x)[k]) for k in range(3)]
-hvp = torch.stack([torch.func.jvp(g, (x.detach(),), (v,))[1] for g in grads])
+hvp = torch.func.jvp(torch.func.jacrev(f), (x.detach(),), (v,))[1]
 # [/answer]
 
 x = x.detach()

@@ -103,7 +103,8 @@ def test_the_wide_and_hessian_picks(ref):
     assert ref.ties(WIDE, QUESTION, "torch", "grad-loop", "functional-loop")
     assert ref.pick(WIDE, LARGEST, "tensorflow").repeated == ("tape-jacobian-function",)
     assert ref.only(WIDE, "jax") and not ref.only(WIDE, "torch")
-    assert all(ref.only(HESSIAN, fw) for fw in ("torch", "tensorflow", "jax"))
+    assert all(ref.only_products(fw) for fw in ("torch", "tensorflow", "jax"))
+    assert not any(ref.only(HESSIAN, fw) for fw in ("torch", "tensorflow", "jax"))  # two orders
 
 
 def test_within_a_budget_the_winners_fit_and_a_huge_budget_changes_nothing(reference, others):
@@ -161,14 +162,17 @@ def test_float64_against_float32(ref):
     assert faults.maps_afresh and faults.more_in_float64("torch")
 
 
-def test_dense_hessians_stop_where_the_matrices_would_fit(ref, reference):
+def test_dense_hessians_stop_at_the_questions_n(ref, reference):
     d = ref.dense
-    assert d.inputs == 10_000 and d.all_stopped and d.cap == 8 * GIB
-    assert d.one == 4 * 10_000**2 and d.question_one == 4 * picks.QUESTION_INPUTS**2
-    assert d.three_fit
+    assert d.inputs == picks.QUESTION_INPUTS and d.all_stopped and d.all_skipped
+    assert d.largest_ok == 10_000 and d.cap == 8 * GIB
+    assert d.one == 4 * picks.QUESTION_INPUTS**2 and not d.three_fit
     rows = reference[(reference["target"] == "second") & (reference["inputs"] == 10_000)]
-    edit(reference, rows.index[0], mem_cap=GIB)  # under the three Hessians' 1.1 GiB
-    assert not bends.dense_limit(reference).three_fit
+    rows = rows[rows["strategy"] == "second:hessian"]
+    edit(reference, rows.index[0], status="memory-cap", mem_cap=GIB)  # under 1.1 GiB there
+    stopped = bends.dense_limit(reference)
+    assert stopped.inputs == 10_000 and not stopped.all_stopped and not stopped.all_skipped
+    assert stopped.three_fit is False and stopped.largest_ok == 3_000
 
 
 def test_the_fix_is_measured_but_no_pick(ref):

@@ -193,6 +193,8 @@ class DenseLimit:
 
     inputs: int
     all_stopped: bool  # every dense method tried there stopped
+    all_skipped: bool  # none was started there: the memory model predicted above the cap
+    largest_ok: int | None  # the size tried below inputs, where every dense method ran (else None)
     cap: float  # the smallest memory cap there
     one: int  # one output's Hessian at n
     question_one: int  # one output's Hessian at the question's n
@@ -201,6 +203,15 @@ class DenseLimit:
     def three_fit(self) -> bool:
         """Whether the three outputs' Hessians alone would fit under the cap."""
         return 3 * self.one < self.cap
+
+
+def _all_ran_below(below: pd.DataFrame) -> int | None:
+    """The largest size tried below the limit, where every dense method tried there ran; None
+    where one did not."""
+    if below.empty:
+        return None
+    n = int(below["inputs"].max())
+    return n if (below[below["inputs"] == n]["status"] == "ok").all() else None
 
 
 def dense_limit(df: pd.DataFrame) -> DenseLimit | None:
@@ -212,9 +223,12 @@ def dense_limit(df: pd.DataFrame) -> DenseLimit | None:
         return None
     n = int(stopped["inputs"].min())
     tried = dense[dense["inputs"] == n]
+    below = dense[dense["inputs"] < n]
     return DenseLimit(
         inputs=n,
         all_stopped=bool((tried["status"] != "ok").all()),
+        all_skipped=bool((tried["status"] == "skipped-predicted").all()),
+        largest_ok=_all_ran_below(below),
         cap=float(tried["mem_cap"].min()),
         one=moments.dense_hessian_bytes(n, "float32", outputs=1),
         question_one=moments.dense_hessian_bytes(QUESTION_INPUTS, "float32", outputs=1),

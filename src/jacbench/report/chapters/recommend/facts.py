@@ -143,6 +143,14 @@ class Facts:
         shown = [p for p in self.picks.all if (p.shape, p.framework) == (shape, framework)]
         return bool(shown) and all(len(p.entries) == 1 for p in shown)
 
+    def only_products(self, framework: str) -> bool:
+        """Whether every Hessian candidate that ran in a framework, at every size picked, is a
+        Hessian-vector product (no dense Hessian among them)."""
+        shown = [p for p in self.picks.all if (p.shape, p.framework) == (HESSIAN, framework)]
+        return bool(shown) and all(
+            follows_rule(HESSIAN, framework, name) for p in shown for name in p.entries
+        )
+
     def forward_beats_pathwise(self, regime: str, framework: str) -> bool:
         """Whether forward mode alone wins a tall pick's repeated calls, the pathwise gradient
         among the candidates there."""

@@ -14,6 +14,7 @@ from jacbench.problems import moments
 from jacbench.report import margins as noise
 from jacbench.report import queries
 from jacbench.report.chapters.wide.crossover import Crossover, crossover
+from jacbench.report.chapters.wide.products import Diagonals, Products, diagonals, products
 from jacbench.report.chapters.wide.second import Greeks, Hessians, greeks, hessians
 from jacbench.report.picks import LARGEST, QUESTION, QUESTION_INPUTS, WIDE, Pick, Picks
 from jacbench.strategies import registry
@@ -123,6 +124,8 @@ class Facts:
     tf_function: noise.Comparison | None  # tape.jacobian inside tf.function against eager
     jacfwd_largest: Mapping[str, Case]  # per framework, jacfwd at the largest n it ran
     hessians: Hessians
+    products: Products
+    diagonals: Diagonals
     greeks: Greeks
     crossover: Crossover
 
@@ -229,6 +232,8 @@ def facts(
         ),
         jacfwd_largest=largest_fwd,
         hessians=hessians(df, margins, n),
+        products=products(df, margins),
+        diagonals=diagonals(df, margins),
         greeks=greeks(df, margins),
         crossover=crossover(shapes or [], margins),
     )

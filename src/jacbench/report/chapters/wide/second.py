@@ -12,6 +12,7 @@ from jacbench.constants import AD_FRAMEWORKS, TOLERANCE
 from jacbench.measure.targets import SecondOrderTarget
 from jacbench.report import margins as noise
 from jacbench.report import queries
+from jacbench.second import registry as methods
 from jacbench.strategies import registry
 
 DENSE, PRODUCTS = "dense", "hvp"
@@ -36,7 +37,9 @@ class Hessians:
     cap: float | None  # the memory cap there, bytes
     dense_at_n: tuple[str, ...]  # what became of each dense method at the question's n
     both_at: int | None  # the largest n at which products and dense Hessians both ran
-    products_against_dense: Mapping[str, tuple[noise.Comparison, ...]]  # by framework, at both_at
+    # by framework, at both_at: the answer's product (forward over reverse) against each dense one
+    products_against_dense: Mapping[str, tuple[noise.Comparison, ...]]
+    jax_dense_peak: float | None = None  # jax.hessian's peak beyond its inputs at dense_largest
 
     @property
     def none_started_at_n(self) -> bool:
@@ -51,7 +54,8 @@ class Hessians:
     def products_win(self, framework: str) -> bool:
         """Whether the products beat every dense method of a framework at both_at."""
         found = self.products_against_dense.get(framework, ())
-        return bool(found) and all(c.winner() == PRODUCTS for c in found)
+        product = methods.answer(framework).name
+        return bool(found) and all(c.winner() == product for c in found)
 
     def unranked(self, framework: str) -> bool:
         """Whether every call compared in a framework at both_at is under a millisecond."""
@@ -76,11 +80,14 @@ def hessians(df: pd.DataFrame, margins: noise.Margins, n: int) -> Hessians:
     against = {}
     for fw in AD_FRAMEWORKS:
         at = ran[(ran["framework"] == fw) & (ran["inputs"] == both)]
-        hvp = queries.one(at, kind=PRODUCTS)
+        hvp = queries.one(at, kind=PRODUCTS, method=methods.answer(fw).name)
         found = [_compare(hvp, r, margins) for _, r in at[at["kind"] == DENSE].iterrows()]
         if found and None not in found:
             against[fw] = tuple(found)
+    jax_dense = queries.one(ok, framework="jax", method=methods.default("jax").name,
+                            inputs=largest)  # fmt: skip
     return Hessians(
+        jax_dense_peak=queries.number(jax_dense, "peak_over_inputs"),
         n=n,
         sizes=tuple(sorted({int(m) for m in dense["inputs"]} | {n})),
         dense_largest=largest,

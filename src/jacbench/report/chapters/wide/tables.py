@@ -20,6 +20,7 @@ from jacbench.report.chapters.wide.facts import (
     case,
     listed,
 )
+from jacbench.report.chapters.wide.products import Products
 from jacbench.report.chapters.wide.second import greeks_rows
 from jacbench.report.picks import LARGEST, QUESTION
 
@@ -199,3 +200,23 @@ def crossover(c: Crossover) -> pd.DataFrame:
                 )
     ordered = sorted(out, key=lambda k: -k[0] / k[1])
     return pd.DataFrame([out[k] for k in ordered])
+
+
+def products(p: Products) -> pd.DataFrame:
+    """The three products H_k v by framework and n: forward over reverse, reverse over reverse,
+    the answer's Jacobian (three gradients), and one product's time in gradients."""
+    out = []
+    for fw in AD_FRAMEWORKS:
+        for n in p.sizes:
+            found = p.at(fw, n)
+            if found is None:
+                continue
+            out.append({
+                "framework": FRAMEWORK_NAMES[fw],
+                "n": formats.count(n),
+                "forward over reverse": formats.time(found.forward_s),
+                "reverse over reverse": formats.time(found.reverse_s),
+                "Jacobian (3 gradients)": formats.time(found.jacobian_s),
+                "product / gradient": formats.times(found.in_gradients, 2),
+            })  # fmt: skip
+    return pd.DataFrame(out)
