@@ -49,6 +49,9 @@ def test_the_tape_table_lists_each_operation_and_what_it_keeps():
     assert list(shown["#"]) == list(range(1, len(t.entries) + 1))
     assert shown["bytes kept"].sum() == t.stored_bytes() == modes.teaching(4).tape_bytes
     assert "exp" in set(shown["operation"]) and "(4,)" in set(shown["output shape"])
+    # One tape for both inputs: vol's terms come first, spot enters at the last multiplication.
+    assert list(shown["depends on"])[:-1] == ["σ"] * (len(shown) - 1)
+    assert shown["depends on"].iloc[-1] == "S0, σ"
     # A path more keeps more: the array operations keep one number more each.
     assert modes.teaching(8).tape_bytes > modes.teaching(4).tape_bytes
 

@@ -87,6 +87,22 @@ def _reduce_to(shape, g):
     return g
 
 
+def depends_on(tape: Tape) -> list[tuple[str, ...]]:
+    """For each recorded operation, the names of the inputs its output depends on (x0, x1, ...),
+    followed through the operations recorded before it."""
+    found: dict[int, tuple[str, ...]] = {}
+    out = []
+    for _, v, parents in tape.entries:
+        names = set()
+        for parent, _ in parents:
+            if parent.name.startswith("x"):
+                names.add(parent.name)
+            names.update(found.get(id(parent), ()))
+        found[id(v)] = tuple(sorted(names))
+        out.append(found[id(v)])
+    return out
+
+
 def backward(output: Var, cotangent) -> None:
     """Sweep the tape in reverse from output seeded with cotangent (u in u·J)."""
     for _, v, _ in output.tape.entries:

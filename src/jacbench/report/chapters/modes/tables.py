@@ -54,16 +54,20 @@ def costs(f: Facts) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def tape_entries(t: tape.Tape) -> pd.DataFrame:
-    """One row per operation a tape recorded: its name, its output's shape and the bytes of
-    local derivatives kept for the backward pass."""
+def tape_entries(t: tape.Tape, inputs: tuple[str, ...] = ("S0", "σ")) -> pd.DataFrame:
+    """One row per operation a tape recorded: its name, the inputs its output depends on (named
+    in the order the function takes them), its output's shape and the bytes of local
+    derivatives kept for the backward pass."""
+    depends = tape.depends_on(t)
     rows = [
         {
             "#": i + 1,
             "operation": op,
+            "depends on": ", ".join(inputs[int(x[1:])] for x in depends[i]) or "–",
             "output shape": str(np.shape(out.value)),
             "bytes kept": sum(np.asarray(local).nbytes for _, local in parents),
         }
         for i, (op, out, parents) in enumerate(t.entries)
     ]
-    return pd.DataFrame(rows, columns=["#", "operation", "output shape", "bytes kept"])
+    columns = ["#", "operation", "depends on", "output shape", "bytes kept"]
+    return pd.DataFrame(rows, columns=columns)
