@@ -3,6 +3,7 @@ mode at every shape, ranked by the book's noise rule (report.margins)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +62,7 @@ class Crossover:
 
     total: int | None  # m * n, the same for every shape
     shapes: tuple[Shape, ...]
+    threads: int | None = None  # each worker's threads, the same for every row (else None)
 
     @property
     def ranked(self) -> tuple[Shape, ...]:
@@ -102,4 +104,18 @@ def crossover(found: list[dict], margins: noise.Margins) -> Crossover:
             shapes.append(Shape(fw, m, n, float(f["warm_median_s"]), float(b["warm_median_s"]), c))
     shapes.sort(key=lambda s: (s.framework, -s.aspect))
     totals = {r["outputs"] * r["inputs"] for r in found}
-    return Crossover(int(totals.pop()) if len(totals) == 1 else None, tuple(shapes))
+    threads = {int(r["threads"]) for r in found if r.get("threads") is not None}
+    return Crossover(
+        int(totals.pop()) if len(totals) == 1 else None,
+        tuple(shapes),
+        threads.pop() if len(threads) == 1 else None,
+    )
+
+
+def concurrency(path: str | Path) -> tuple[int | None, int | None]:
+    """(how many crossover workers ran at a time, the machine's cores), from the metadata beside
+    the crossover file (None where it does not say)."""
+    meta = Path(path).with_suffix(".meta.json")
+    found = json.loads(meta.read_text()) if meta.exists() else {}
+    jobs, cores = found.get("jobs"), found.get("cores")
+    return (int(jobs) if jobs else None), (int(cores) if cores else None)
