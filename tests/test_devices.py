@@ -95,7 +95,7 @@ def test_every_gpu_framework_target_accepts_cuda_and_the_rest_refuse():
         assert accepted == (s.framework in GPU_FRAMEWORKS), s.key
     refused = [m.key for m in second.METHODS if m.unsupported(m.problem, "float32", "cuda")]
     tensorflow = [m.key for m in second.METHODS if m.framework == "tensorflow"]
-    assert refused == [*tensorflow, "jax/greeks-no-ynn"]
+    assert refused == [*tensorflow, "jax/per-path-second-no-ynn"]
     for text in ("simulation:eager", "simulation:blocked-draws"):
         assert Case(framework="torch", strategy=text, device="cuda").device == "cuda"
     with pytest.raises(UnsupportedConfiguration, match="cpu only"):

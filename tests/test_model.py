@@ -127,7 +127,7 @@ WIDE = [
     ("moments", "jax", "second:hessian"),
     ("moments", "tensorflow", "second:hvp-forward-over-reverse"),
     ("moments-batch", "jax", "vmap-jacrev"),
-    ("gbm", "torch", "second:greeks"),
+    ("gbm", "torch", "second:per-path-second"),
 ]
 
 

@@ -149,7 +149,7 @@ def test_a_tie_goes_to_the_first_strategy_by_name_whatever_the_rows_order(df):
         ("torch", "second:functional-hessian", "dense"),
         ("jax", "second:hvp-forward-over-reverse", "hvp"),
         ("jax", "second:diagonal-hutchinson", "diagonal"),
-        ("torch", "second:greeks", "greeks"),
+        ("torch", "second:per-path-second", "greeks"),
     ],
 )
 def test_kind_of_names_the_mode_or_the_second_order_kind(framework, strategy, kind):

@@ -39,7 +39,7 @@ def test_the_checks_can_fail():
     out = method.build(case)().copy()
     out[1, 7] *= 1.01
     assert method.error(case, out) > 1e-4
-    greeks = registry.get("jax", "greeks")
+    greeks = registry.get("jax", "per-path-second")
     wrong = gbm.hessian_closed_form(GBM["float64"])[:, :2]  # the wrong columns
     assert greeks.error(GBM["float64"], wrong) > 0.1
 
@@ -59,7 +59,7 @@ def test_every_framework_has_dense_hvp_and_greeks():
 
 def test_a_method_refuses_the_other_problem():
     with pytest.raises(UnsupportedConfiguration, match="takes the gbm problem"):
-        registry.get("torch", "greeks").build(MOMENTS["float32"])
+        registry.get("torch", "per-path-second").build(MOMENTS["float32"])
 
 
 def test_unknown_method_lists_the_valid_ones():

@@ -261,14 +261,15 @@ def test_moments_groups_expand_by_inputs_and_batch(tmp_path):
         "  - {problem: moments, frameworks: [torch],"
         " strategies: [second:hvp-forward-over-reverse], inputs: [10]}\n"
         "  - {problem: moments-batch, strategies: all, inputs: [50], batch: [4]}\n"
-        "  - {problem: gbm, frameworks: [jax], strategies: [second:greeks], paths: [100]}\n"
+        "  - {problem: gbm, frameworks: [jax], strategies: [second:per-path-second],"
+        " paths: [100]}\n"
     )
     cases = profiles.expand(profiles.load_profile(str(p)))
     got = {(c.problem, c.framework, c.strategy, c.size, c.batch) for c in cases}
     assert ("moments", "jax", "jacrev", 1000, 0) in got
     assert ("moments", "torch", "second:hvp-forward-over-reverse", 10, 0) in got
     assert ("moments-batch", "torch", "vmap-jacrev", 50, 4) in got
-    assert ("gbm", "jax", "second:greeks", 100, 0) in got
+    assert ("gbm", "jax", "second:per-path-second", 100, 0) in got
     # GBM-only strategies are not moments cases, and overrides pick problems and sizes.
     assert not any(c.strategy == "pathwise" for c in cases if c.problem == "moments")
     only = profiles.expand(profiles.load_profile(str(p)), {"problems": ["moments"], "inputs": [7]})

@@ -50,7 +50,7 @@ def test_unknown_targets_name_the_valid_choices(framework, text, word):
 def test_what_a_target_can_run():
     assert parse("jax", "jvp").baseline("gbm") == SimulationTarget("jax", "jit")
     assert parse("jax", "jacrev").baseline("moments") is None
-    assert parse("jax", "second:greeks").baseline("gbm") is None
+    assert parse("jax", "second:per-path-second").baseline("gbm") is None
     with pytest.raises(UnsupportedConfiguration, match="float32 only"):
         Case(framework="torch", strategy="question", dtype="float64")
     with pytest.raises(UnsupportedConfiguration, match="gbm problem only"):

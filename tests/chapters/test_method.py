@@ -181,12 +181,22 @@ def test_ynnpack_rows_show_page_faults(f, loaded, reference):
     assert y.extra_fault_s == pytest.approx(expected)
     assert 0.5 <= y.extra_fault_s / f.faults.fault_s <= 2
     row = queries.one(
-        loaded[0], framework="jax", strategy="second:greeks", paths=1_000_000, dtype="float32"
+        loaded[0],
+        framework="jax",
+        strategy="second:per-path-second",
+        paths=1_000_000,
+        dtype="float32",
     )
     expected = row["warm_faults"] * 4096 / row["peak"]
     assert y.touched_over_peak == pytest.approx(expected) and expected > 10
     df, others = reference
-    i = _row(df, framework="jax", strategy="second:greeks-no-ynn", paths=1_000_000, dtype="float32")
+    i = _row(
+        df,
+        framework="jax",
+        strategy="second:per-path-second-no-ynn",
+        paths=1_000_000,
+        dtype="float32",
+    )
     df.loc[i, ["warm_median_s", "warm_min_s"]] = 100.0
     assert not method.facts(df, others).ynn.off_faster
 

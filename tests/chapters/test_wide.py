@@ -184,7 +184,7 @@ def test_edited_crossover_and_greeks(reference, others, shapes):
     c = _facts(reference, others, edited).crossover
     (tallest,) = [s for s in c.shapes if (s.framework, s.outputs) == ("torch", 2048)]
     assert not c.smaller_side_wins and tallest.winner == "reverse" and tallest.ratio > 100
-    i = at(reference, "jax", "second:greeks", paths=1_000_000)
+    i = at(reference, "jax", "second:per-path-second", paths=1_000_000)
     edit(reference, i, warm_median_s=1.0, warm_min_s=1.0)
     g = _facts(reference, others).greeks
     assert not g.jax_float32_slower and not g.jax_float32_anomaly
@@ -227,3 +227,12 @@ def test_tables(reference, others, shapes, small):
         isinstance(tables.strategies(empty), pd.DataFrame)
         and tables.crossover(empty.crossover).empty
     )
+
+
+def test_the_crossover_says_its_threads_and_workers(reference, others, shapes, tmp_path):
+    c = _facts(reference, others, shapes).crossover
+    assert c.threads == 1 and wide.concurrency(CROSSOVER) == (2, 2)
+    mixed = [dict(r) for r in shapes]
+    mixed[0]["threads"] = 2
+    assert _facts(reference, others, mixed).crossover.threads is None
+    assert wide.concurrency(tmp_path / "none.crossover.csv") == (None, None)

@@ -145,11 +145,11 @@ _greeks = jax.jit(_greeks_of)
 _greeks_no_ynn = jax.jit(_greeks_of, compiler_options=NO_YNN_FUSION)
 
 
-def build_greeks(case: GBMCase) -> Callable[[], np.ndarray]:
+def build_per_path_second(case: GBMCase) -> Callable[[], np.ndarray]:
     args, out = jax_gbm._args(case), _output(case)
     return lambda: out(_greeks(*args))
 
 
-def build_greeks_no_ynn(case: GBMCase) -> Callable[[], np.ndarray]:
+def build_per_path_second_no_ynn(case: GBMCase) -> Callable[[], np.ndarray]:
     args = jax_gbm._args(case)
     return lambda: np.asarray(_greeks_no_ynn(*args))

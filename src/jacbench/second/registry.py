@@ -146,8 +146,8 @@ METHODS: tuple[Method, ...] = (
            composition="estimate",
            call="mean over ±1 vectors v of v * torch.func.jvp(torch.func.jacrev(f), (x,), (v,))[1]",
            ),
-    Method("torch", "greeks", "greeks",
-           "Per-path second-order Greeks: jvp in vol over the pathwise gradient.",
+    Method("torch", "per-path-second", "greeks",
+           "Per-path second derivatives of S_T: jvp in vol over the pathwise gradient.",
            M(arrays=24, fixed_mib=90),
            call="torch.func.jvp of the pathwise torch.func.grad, tangent in vol"),
     Method("tensorflow", "nested-tapes", "dense",
@@ -174,8 +174,9 @@ METHODS: tuple[Method, ...] = (
            M(arrays=60, fixed_mib=20),
            composition="estimate",
            call="mean of v * hvp(x, v) over random ±1 vectors v (tf.foldl)"),
-    Method("tensorflow", "greeks", "greeks",
-           "Per-path second-order Greeks: ForwardAccumulator in vol over the pathwise gradient.",
+    Method("tensorflow", "per-path-second", "greeks",
+           "Per-path second derivatives of S_T: ForwardAccumulator in vol over the pathwise "
+           "gradient.",
            M(arrays=16, fixed_mib=15),
            call="tf.autodiff.ForwardAccumulator in vol around the pathwise tape.gradient"),
     Method("jax", "hessian", "dense",
@@ -204,16 +205,17 @@ METHODS: tuple[Method, ...] = (
            M(arrays=30, fixed_mib=60),
            composition="estimate",
            call="mean of v * hvp(x, v) over random ±1 vectors v (jax.lax.fori_loop)"),
-    Method("jax", "greeks", "greeks",
-           "Per-path second-order Greeks: jax.jvp in vol over the pathwise jax.grad, under jit.",
+    Method("jax", "per-path-second", "greeks",
+           "Per-path second derivatives of S_T: jax.jvp in vol over the pathwise jax.grad, "
+           "under jit.",
            M(arrays=6, fixed_mib=75),
            call="jax.jvp of the pathwise jax.grad, tangent in vol, inside jax.jit"),
     # jaxlib 0.10.2's YNNPACK reduction over the time axis stops scaling in float32 beyond
     # about 10^5 paths (jax_second): the same method without it, beside JAX as installed.
-    Method("jax", "greeks-no-ynn", "greeks",
-           "The per-path Greeks of greeks compiled with XLA's YNNPACK fusion off "
+    Method("jax", "per-path-second-no-ynn", "greeks",
+           "per-path-second compiled with XLA's YNNPACK fusion off "
            "(--xla_cpu_experimental_ynn_fusion_type=).", M(arrays=6, fixed_mib=75),
-           call="greeks' call, with XLA's YNNPACK fusion turned off in jax.jit",
+           call="per-path-second's call, with XLA's YNNPACK fusion turned off in jax.jit",
            cpu_only="YNNPACK and the option that turns it off are XLA's CPU compiler's"),
 )  # fmt: skip
 

@@ -92,7 +92,7 @@ def build_diagonal_hutchinson(case: MomentsCase) -> Callable[[], np.ndarray]:
     return lambda: _hutchinson(x, probes).numpy()
 
 
-def build_greeks(case: GBMCase) -> Callable[[], np.ndarray]:
+def build_per_path_second(case: GBMCase) -> Callable[[], np.ndarray]:
     x = tensorflow_gbm._Inputs(case)
 
     def run() -> np.ndarray:

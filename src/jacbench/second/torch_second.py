@@ -102,7 +102,7 @@ def build_diagonal_hutchinson(case: MomentsCase) -> Callable[[], np.ndarray]:
     return lambda: out(hutchinson(x, probes))
 
 
-def build_greeks(case: GBMCase) -> Callable[[], np.ndarray]:
+def build_per_path_second(case: GBMCase) -> Callable[[], np.ndarray]:
     x = torch_gbm._Inputs(case)
 
     def total(spot, vol):

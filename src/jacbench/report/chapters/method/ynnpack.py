@@ -15,8 +15,8 @@ from jacbench.report.chapters.method.memory import num
 # memory it faulted in (a huge page would make it more).
 PAGE = 4096
 # JAX's Greeks as installed, and compiled with YNNPACK's fusion turned off.
-GREEKS = SecondOrderTarget("jax", "greeks").text
-NO_YNN = SecondOrderTarget("jax", "greeks-no-ynn").text
+GREEKS = SecondOrderTarget("jax", "per-path-second").text
+NO_YNN = SecondOrderTarget("jax", "per-path-second-no-ynn").text
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class Ynn:
     def off_faster(self) -> bool:
         """Whether turning YNNPACK off made the float32 call faster, beyond the noise."""
         c = self.comparison
-        return bool(c is not None and c.ranked and c.faster == ("jax", "greeks-no-ynn"))
+        return bool(c is not None and c.ranked and c.faster == ("jax", "per-path-second-no-ynn"))
 
     @property
     def float32_slower(self) -> bool:

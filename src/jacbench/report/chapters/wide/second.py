@@ -101,7 +101,7 @@ def hessians(df: pd.DataFrame, margins: noise.Margins, n: int) -> Hessians:
 
 
 # JAX's per-path second derivatives compiled without YNNPACK's fusions, beside JAX as installed.
-GREEKS, NO_YNN = "greeks", "greeks-no-ynn"
+GREEKS, NO_YNN = "per-path-second", "per-path-second-no-ynn"
 
 
 @dataclass(frozen=True)
