@@ -1,5 +1,6 @@
-"""The GitHub Actions workflow: actionlint passes on it, it runs make test on every push and
-pull request, and on the main branch builds the book and deploys it with GitHub Pages."""
+"""The GitHub Actions workflow: it follows GitHub's schema (check-jsonschema, here and there),
+actionlint passes on it (where actionlint installs), it runs make test on every push and pull
+request, and on the main branch builds the book and deploys it with GitHub Pages."""
 
 import re
 import shutil
@@ -40,6 +41,29 @@ def test_actionlint_passes_on_the_workflows():
         [binary, "-no-color", *map(str, WORKFLOWS)], capture_output=True, text=True, cwd=ROOT
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _schema_check(*paths: Path) -> subprocess.CompletedProcess:
+    """check-jsonschema (the test group) on workflow files, against the GitHub-workflow schema
+    it vendors: no network."""
+    binary = Path(sys.executable).parent / "check-jsonschema"
+    command = [str(binary), "--builtin-schema", "vendor.github-workflows", *map(str, paths)]
+    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+
+
+def test_the_workflows_follow_githubs_schema():
+    assert WORKFLOWS
+    proc = _schema_check(*WORKFLOWS)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_schema_check_fails_on_a_planted_error(tmp_path):
+    wf = _workflow()
+    wf["jobs"]["broken"] = {"steps": [{"run": "true"}]}  # a job with nowhere to run: no runs-on
+    planted = tmp_path / "broken.yml"
+    planted.write_text(yaml.safe_dump(wf, sort_keys=False))
+    proc = _schema_check(planted)
+    assert proc.returncode != 0 and "broken" in proc.stdout + proc.stderr
 
 
 def test_every_push_and_pull_request_runs_make_test_after_the_debian_packages():
