@@ -18,8 +18,12 @@ def test_shapes_span_tall_to_wide_with_fixed_product():
     s = shapes.shapes(1024, steps=6)
     assert s[0] == (1024, 1) and s[-1] == (1, 1024)
     assert all(m * n == 1024 for m, n in s)
-    with pytest.raises(UsageError, match="power of two"):
+    with pytest.raises(UsageError, match="power of two, got 1000; the nearest is 1024"):
         shapes.shapes(1000)
+    with pytest.raises(UsageError, match="got 10000; the nearest is 8192"):
+        shapes.shapes(10_000)
+    assert shapes.nearest_power_of_two(3, 2, 8) == 4 and shapes.nearest_power_of_two(100, 2, 8) == 8
+    assert shapes.nearest_power_of_two(3000, 2**8, 2**11) == 2**11
 
 
 def _finite_differences(w: np.ndarray, x: np.ndarray, h: float = 1e-6) -> np.ndarray:
@@ -148,8 +152,10 @@ def test_a_shorter_side_bounds_the_extremes_of_a_large_total():
     # The default side keeps the full range of smaller totals: one column to one row.
     assert shapes.shapes(1024, steps=6) == shapes.shapes(1024, steps=6, side=1024)
     for total, side in ((2**16, 2**7), (2**16, 3000), (2**16, 2**16), (2**10, 2**11)):
-        with pytest.raises(UsageError, match="longest side"):
+        with pytest.raises(UsageError, match="longest side") as refused:
             shapes.shapes(total, side=side)
+        suggested = int(str(refused.value).rsplit(" ", 1)[-1])
+        assert shapes.shapes(total, side=suggested)  # the suggestion is accepted
 
 
 def test_a_profile_crossover_side_reaches_the_cases():

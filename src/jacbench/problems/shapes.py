@@ -72,6 +72,14 @@ def jacobian_closed_form(w: np.ndarray, x: np.ndarray) -> np.ndarray:
 SHAPE_DEFAULTS = {"total": 1024, "steps": 7, "side": None}
 
 
+def nearest_power_of_two(value: float, low: int, high: int) -> int:
+    """The power of two from low to high nearest to value on a log scale (the smaller of two
+    as near), for a refusal to suggest."""
+    value = max(float(value), 1.0)
+    candidates = [2**k for k in range(int(np.log2(low)), int(np.log2(high)) + 1)]
+    return min(candidates, key=lambda p: (abs(np.log2(p) - np.log2(value)), p))
+
+
 def shapes(total: int, steps: int = 9, side: int | None = None) -> list[tuple[int, int]]:
     """(outputs m, inputs n) with m * n = total, from tall to wide: from m = side to n = side
     (side defaults to total, at most MAX_SIDE: from a single column to a single row).
@@ -81,12 +89,17 @@ def shapes(total: int, steps: int = 9, side: int | None = None) -> list[tuple[in
     total / side^2.
     """
     if total < 2 or total & (total - 1):
-        raise UsageError(f"the crossover's total m * n must be a power of two, got {total}")
+        raise UsageError(
+            f"the crossover's total m * n must be a power of two, got {total}; "
+            f"the nearest is {nearest_power_of_two(total, 2, total * 2 + 2)}"
+        )
     side = min(total, MAX_SIDE) if side is None else side
+    low, high = 2 ** int(np.ceil(np.log2(total) / 2)), min(total, MAX_SIDE)
     if side & (side - 1) or not total <= side * side or side > min(total, MAX_SIDE):
         raise UsageError(
             f"the crossover's longest side must be a power of two from sqrt(total) to "
-            f"min(total, {MAX_SIDE}), got {side} for total {total}"
+            f"min(total, {MAX_SIDE}), got {side} for total {total}; "
+            f"the nearest is {nearest_power_of_two(side, low, high)}"
         )
     if steps < 2:
         raise UsageError(f"the crossover needs at least 2 shapes, got {steps}")
