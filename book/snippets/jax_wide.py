@@ -13,12 +13,13 @@ def f(x):
 # Reverse mode, one backward pass per output: three give the 3 x n Jacobian.
 jacobian = jax.jit(jax.jacrev(f))(x)
 
-# Hessian-vector products, forward over reverse: the three H_k v in one pass, never the
+# Hessian-vector products, forward over reverse: the three H_k v in one call, never the
 # n x n Hessian (jvp pushes v through the reverse-mode Jacobian of f).
-v = jnp.ones(n)
-hvp = jax.jit(lambda x, v: jax.jvp(jax.jacrev(f), (x,), (v,))[1])(x, v)
+v = jnp.linspace(-1.0, 1.0, n)  # any direction
+hvp_of = jax.jit(lambda x, v: jax.jvp(jax.jacrev(f), (x,), (v,))[1])  # compiled once, reused
+hvp = hvp_of(x, v)
 # [/answer]
 
 assert jnp.allclose(jacobian, jnp.stack([2 * x, 3 * x**2, 4 * x**3]), rtol=1e-5)
-assert jnp.allclose(hvp, jnp.stack([2 * v, 6 * x, 12 * x**2]), rtol=1e-5)
+assert jnp.allclose(hvp, jnp.stack([2 * v, 6 * x * v, 12 * x**2 * v]), rtol=1e-5)
 print("JAX: the 3 x n Jacobian and the products H v match the closed form")

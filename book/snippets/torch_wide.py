@@ -14,13 +14,13 @@ y = f(x)
 rows = [torch.autograd.grad(y[k], x, retain_graph=True)[0] for k in range(3)]
 jacobian = torch.stack(rows)
 
-# Hessian-vector products, forward over reverse: the three H_k v in one pass, never the
+# Hessian-vector products, forward over reverse: the three H_k v in one call, never the
 # n x n Hessian (jvp pushes v through the reverse-mode Jacobian of f).
-v = torch.ones(n)
+v = torch.linspace(-1.0, 1.0, n)  # any direction
 hvp = torch.func.jvp(torch.func.jacrev(f), (x.detach(),), (v,))[1]
 # [/answer]
 
 x = x.detach()
 assert torch.allclose(jacobian, torch.stack([2 * x, 3 * x**2, 4 * x**3]), rtol=1e-5)
-assert torch.allclose(hvp, torch.stack([2 * v, 6 * x, 12 * x**2]), rtol=1e-5)
+assert torch.allclose(hvp, torch.stack([2 * v, 6 * x * v, 12 * x**2 * v]), rtol=1e-5)
 print("PyTorch: the 3 x n Jacobian and the products H v match the closed form")

@@ -218,7 +218,7 @@ def test_tables(reference, others, shapes, small):
     # TensorFlow); a column per size.
     assert tables.hessians(reference, f.hessians.sizes).shape == (15, 3 + 5)
     shown = tables.products(f.products)
-    assert len(shown) == 12 and list(shown.columns)[-1] == "product / gradient"
+    assert len(shown) == 12 and list(shown.columns)[-1] == "products / Jacobian"
     assert tables.greeks(reference).shape == (8, 3 + 3 + 1)
     verdicts = tables.crossover(f.crossover)
     assert len(verdicts) == 7 and (verdicts == "tie").to_numpy().sum() == 4

@@ -217,6 +217,6 @@ def products(p: Products) -> pd.DataFrame:
                 "forward over reverse": formats.time(found.forward_s),
                 "reverse over reverse": formats.time(found.reverse_s),
                 "Jacobian (3 gradients)": formats.time(found.jacobian_s),
-                "product / gradient": formats.times(found.in_gradients, 2),
+                "products / Jacobian": formats.times(found.in_gradients, 2),
             })  # fmt: skip
     return pd.DataFrame(out)
