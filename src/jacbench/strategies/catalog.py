@@ -60,7 +60,7 @@ ROWS: tuple[dict, ...] = (
     _s("torch", "functional-forward", "forward", "vectorized", "eager",
        'torch.autograd.functional.jacobian(strategy="forward-mode", vectorize=True).',
        call='torch.autograd.functional.jacobian(f, x, vectorize=True, strategy="forward-mode")',
-       memory=M(arrays=11, fixed_mib=100)),
+       memory=M(arrays=11, fixed_mib=100), question="fix"),
     _s("torch", "grad-loop", "reverse", "loop", "eager",
        "One torch.autograd.grad call per output on a retained graph.",
        call="torch.autograd.grad(y[i], x, retain_graph=True) for each i",
@@ -74,7 +74,7 @@ ROWS: tuple[dict, ...] = (
        "with the 3 x 3 identity.",
        call="torch.autograd.grad(y, x, eye, is_grads_batched=True), or y.backward(eye)",
        memory=M(batch=3.0, fixed_mib=100), problems=BOTH, question_timed=True,
-       memory_moments=M(arrays=12, fixed_mib=150)),
+       memory_moments=M(arrays=12, fixed_mib=150), question="solution-2"),
     _s("torch", "jacrev", "reverse", "vectorized", "eager",
        "torch.func.jacrev: vmap over N vector-Jacobian products.",
        call="torch.func.jacrev(f, argnums=(0, 1))",
@@ -118,7 +118,7 @@ ROWS: tuple[dict, ...] = (
        "row copied into J = torch.zeros(3, n) on the CPU, as the question did).",
        call="torch.autograd.grad(y[i], x, create_graph=True) for each i",
        problems=("moments",), candidate=False, question_timed=True,
-       memory_moments=M(arrays=4.5, fixed_mib=100)),
+       memory_moments=M(arrays=4.5, fixed_mib=100), question="solution-1"),
     # The third answer's hand-written derivative in PyTorch, to time on a GPU beside the two
     # solutions (numpy's closed form cannot run there). Not a way to differentiate: no candidate.
     _s("torch", "analytic", "none", "single-pass", "eager",

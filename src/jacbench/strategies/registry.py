@@ -91,6 +91,9 @@ class Strategy(Unsupported):
     # The second question timed it as time.time() around the call, never waiting for the GPU:
     # the worker times its calls that way too, beside the synchronised ones (unsynced_median_s).
     question_timed: bool = False
+    # What it is to the questions, one of QUESTION_ROLES or "": the first question's one-argument
+    # fix ("fix"), the second question's two solutions ("solution-1", "solution-2").
+    question: str = ""
 
     @property
     def key(self) -> str:
@@ -207,6 +210,20 @@ def get(framework: str, name: str) -> Strategy:
 def default(framework: str) -> Strategy | None:
     """The framework's own Jacobian call with its defaults (None: numpy has none)."""
     return next((s for s in by_framework(framework) if s.default), None)
+
+
+QUESTION_ROLES = ("fix", "solution-1", "solution-2")
+
+
+def question_role(framework: str, role: str) -> Strategy:
+    """A framework's strategy of a role of QUESTION_ROLES; UsageError where none has it."""
+    if role not in QUESTION_ROLES:
+        raise UsageError(f"unknown question role {role!r}; choose one of: "
+                         + ", ".join(QUESTION_ROLES))  # fmt: skip
+    found = next((s for s in by_framework(framework) if s.question == role), None)
+    if found is None:
+        raise UsageError(f"no {framework} strategy has the question role {role!r}")
+    return found
 
 
 def answer(framework: str, role: str) -> Strategy | None:

@@ -11,6 +11,7 @@ import pandas as pd
 from jacbench.constants import ALLOCATORS, GIB
 from jacbench.report import queries
 from jacbench.report.picks import QUESTION_N
+from jacbench.strategies import registry
 
 SMALL_N = 1_000  # the largest of the question's "N <= 1,000"
 # The question's program as it asked it: its own code, M = 52 steps, float32.
@@ -30,8 +31,8 @@ TF_CAP = REPORTED["fail_gb"] * GIB  # the cap TensorFlow's program runs under he
 ABOUT = 3.0
 ABOUT_MEMORY = 2.0
 FLAT = 1.25
-# The question's call with one argument more.
-FIX = "functional-forward"
+# The question's call with one argument more (the registry's "fix" role).
+FIX = registry.question_role("torch", "fix").name
 
 
 @dataclass(frozen=True)

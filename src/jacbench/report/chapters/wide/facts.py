@@ -20,12 +20,13 @@ from jacbench.report.picks import LARGEST, QUESTION, QUESTION_INPUTS, WIDE, Pick
 from jacbench.strategies import registry
 
 MOMENTS = "moments"
-# The question's solutions: 1, a loop of torch.autograd.grad with create_graph=True (and the
-# same loop without it, the answer); 2, X.repeat(3, 1) and one backward with the identity.
-LOOP = "grad-loop"
+# The question's solutions, by their registry roles: 1, a loop of torch.autograd.grad with
+# create_graph=True (and the same loop without it, the answer: the wide Jacobian's); 2,
+# X.repeat(3, 1) and one backward with the identity.
+LOOP = registry.answer("torch", "wide").name
 FUNCTIONAL_LOOP = "functional-loop"
-CREATE_GRAPH = "grad-loop-create-graph"
-SOLUTION_2 = "batched-backward"
+CREATE_GRAPH = registry.question_role("torch", "solution-1").name
+SOLUTION_2 = registry.question_role("torch", "solution-2").name
 CLOSED_FORM = ("numpy", "analytic")
 # TensorFlow's default tape.jacobian called eagerly, its loop without pfor, and it inside one
 # tf.function.
