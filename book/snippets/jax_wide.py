@@ -16,7 +16,7 @@ jacobian = jax.jit(jax.jacrev(f))(x)
 # Hessian-vector products, forward over reverse: the three H_k v in one call, never the
 # n x n Hessian (jvp pushes v through the reverse-mode Jacobian of f).
 v = jnp.linspace(-1.0, 1.0, n)  # any direction
-hvp_of = jax.jit(lambda x, v: jax.jvp(jax.jacrev(f), (x,), (v,))[1])  # compiled once, reused
+hvp_of = jax.jit(lambda x, v: jax.jvp(jax.jacrev(f), (x,), (v,))[1])  # compiled once
 hvp = hvp_of(x, v)
 # [/answer]
 

@@ -24,8 +24,7 @@ def hvp(x, v):  # the three H_k v by forward over reverse, never the n x n Hessi
         with tf.GradientTape() as tape:
             tape.watch(x)
             y = f(x)
-        jacobian = tape.jacobian(y, x)
-    return acc.jvp(jacobian)
+        return acc.jvp(tape.jacobian(y, x))  # jacobian taken inside the accumulator
 # [/answer]
 
 
