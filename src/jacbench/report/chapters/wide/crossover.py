@@ -3,13 +3,13 @@ mode at every shape, ranked by the book's noise rule (report.margins)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from jacbench.measure import crossover as tall_to_wide
+from jacbench.measure import store
 from jacbench.report import margins as noise
 
 FORWARD, REVERSE = "forward", "reverse"
@@ -115,7 +115,6 @@ def crossover(found: list[dict], margins: noise.Margins) -> Crossover:
 def concurrency(path: str | Path) -> tuple[int | None, int | None]:
     """(how many crossover workers ran at a time, the machine's cores), from the metadata beside
     the crossover file (None where it does not say)."""
-    meta = Path(path).with_suffix(".meta.json")
-    found = json.loads(meta.read_text()) if meta.exists() else {}
+    found = store.read_meta(Path(path))
     jobs, cores = found.get("jobs"), found.get("cores")
     return (int(jobs) if jobs else None), (int(cores) if cores else None)

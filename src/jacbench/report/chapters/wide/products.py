@@ -75,16 +75,6 @@ class Products:
             if (p := self.at(fw, n)) is not None and p.in_gradients is not None
         }
 
-    def forward_never_slower(self, n: int) -> bool:
-        """Whether, in every framework at n, forward over reverse is not ranked slower than
-        reverse over reverse."""
-        found = [self.at(fw, n) for fw in AD_FRAMEWORKS]
-        return all(
-            p is not None and p.against_reverse is not None
-            and p.against_reverse.winner() in (None, second.composed(fw, FORWARD).name)
-            for fw, p in zip(AD_FRAMEWORKS, found, strict=True)
-        )  # fmt: skip
-
     def forward_wins(self, framework: str, n: int) -> bool:
         p = self.at(framework, n)
         name = second.composed(framework, FORWARD).name
@@ -141,10 +131,10 @@ def diagonals(df: pd.DataFrame, margins: noise.Margins, framework: str = "torch"
     both = sorted(set(exact_sizes) & set(mine[mine["strategy"] == estimate_text]["inputs"]))
     n = int(both[-1]) if both else None
     growth = {}
-    for fw in AD_FRAMEWORKS:
+    for fw in AD_FRAMEWORKS if len(exact_sizes) > 1 else ():
         exact = _text(fw, EXACT)
-        a, b = (_ok(rows, fw, exact, m) for m in (exact_sizes[:1] + exact_sizes[-1:]) or (0, 0))
-        if exact and a is not None and b is not None and len(exact_sizes) > 1:
+        a, b = (_ok(rows, fw, exact, m) for m in (exact_sizes[0], exact_sizes[-1]))
+        if a is not None and b is not None:
             growth[fw] = float(b["warm_median_s"] / a["warm_median_s"])
     return Diagonals(
         float(errors.max()) if len(errors) else None,
