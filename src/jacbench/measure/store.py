@@ -119,6 +119,11 @@ METRIC_FIELDS = [
     # median. On a GPU warm_median_s is the same calls waited for; on the CPU the two agree.
     "unsynced_n",
     "unsynced_median_s",
+    # A target whose first call compiles (measure.compile_cost): one more call after the warm
+    # ones, built again with the compiler's caches empty, and it less the fastest warm call,
+    # the compile cost without the first call's allocation.
+    "recompile_s",
+    "compile_s",
 ]
 # The measuring method of the rows a sweep writes now. A rerun measures again every case whose
 # row was taken with an older one and puts the new row in its place (see put_row), so a file
@@ -147,7 +152,7 @@ FLOAT_COLUMNS = ("spot", "vol", "drift", "maturity", "timeout", "predicted_peak"
                  "cold_heap_in_use", "cold_heap_free_kept",
                  "warm_heap_in_use", "warm_heap_free_kept", "watched_peak_rss", "max_rel_error",
                  "wall_s", "inputs_device_in_use", "cold_device_peak", "warm_device_peak",
-                 "unsynced_median_s")  # fmt: skip
+                 "unsynced_median_s", "recompile_s", "compile_s")  # fmt: skip
 
 
 def _header(path: Path) -> list[str]:

@@ -54,6 +54,12 @@ class _Target(Unsupported):
         return False
 
     @property
+    def compiles(self) -> bool:
+        """Whether its first call compiles, so that its compile cost is measured apart
+        (measure.compile_cost): a compiled strategy or simulation, a JAX second-order method."""
+        return False
+
+    @property
     def question_timed(self) -> bool:
         """Whether its calls are also timed as the second question timed them: the clock
         stopped when the call returns, without waiting for the GPU (the registry's role)."""
@@ -127,6 +133,10 @@ class StrategyTarget(_RecordTarget):
             return None
         return SimulationTarget(self.framework, self.record.execution)
 
+    @property
+    def compiles(self) -> bool:
+        return self.record.compiled
+
 
 @dataclass(frozen=True)
 class SecondOrderTarget(_RecordTarget):
@@ -139,6 +149,12 @@ class SecondOrderTarget(_RecordTarget):
     @property
     def record(self) -> second.Method:
         return second.get(self.framework, self.name)
+
+    @property
+    def compiles(self) -> bool:
+        # JAX's are jitted once at import; jax.clear_caches empties them. TensorFlow's
+        # tf.function objects are made once at import too, and a rebuild would find them traced.
+        return self.framework == "jax"
 
 
 @dataclass(frozen=True)
@@ -159,9 +175,18 @@ class SimulationTarget(_Target):
             )
 
     @property
+    def compiles(self) -> bool:
+        return registry.simulation_compiles(self.name)
+
+    @property
     def streams(self) -> bool:
         # A simulation drawing its own normals needs none from the case either.
         return registry.is_blocked(self.name) or catalog.draws_own(self.name)
+
+    def baseline(self, problem: str) -> SimulationTarget | None:
+        # The path-returning simulation is timed against the terminal-only one of its mode.
+        mode = registry.path_of(self.name)
+        return None if mode is None or problem != "gbm" else SimulationTarget(self.framework, mode)
 
     def unsupported(self, problem: str, dtype: str, device: str = "cpu") -> str | None:
         if refusal := device_refusal(f"{self.framework}/{self.text}", self.framework, device):

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jacbench.constants import TOLERANCE
-from jacbench.measure import gpu_memory, heap
+from jacbench.measure import compile_cost, gpu_memory, heap
 from jacbench.measure.memory import PhaseMemory, measure_phase
 from jacbench.strategies import devices
 
@@ -67,6 +67,8 @@ def _configure_framework(framework: str | None, threads: int, device: str) -> di
     (strategies.devices.configure); return what was set."""
     if framework is None:
         return {}
+    if framework == "torch":  # before the import: no case finds another's compiled kernels
+        compile_cost.fresh_worker_cache()
     mod = importlib.import_module(framework)
     devices.configure(framework, device)
     info: dict[str, Any] = {"framework_version": getattr(mod, "__version__", "")}
@@ -303,12 +305,30 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
                 rec.update(_paired(baseline, case, call, repeats, budget, device).fields())
             except Exception as e:  # noqa: BLE001 - the measurement stands without its ratio
                 rec["message"] = f"ratio to {baseline.text} not measured: {type(e).__name__}: {e}"
+        if target.compiles:
+            if emit:
+                emit({**rec, "hwm_reset": all(resets)})  # a kill in the second compile keeps this
+            del call, raw
+            _compile_cost(target, case, device, rec)
     except BaseException as e:  # noqa: BLE001 - any failure of the case is its result
         rec["status"] = "error"
         rec["message"] = f"{type(e).__name__}: {e}".strip()[:2000]
         rec["traceback"] = traceback.format_exc()[-4000:]
     rec["hwm_reset"] = all(resets) if resets else False
     return rec
+
+
+def _compile_cost(target, case, device: str, rec: dict[str, Any]) -> None:
+    """The target built again and called once with its compiler's caches empty
+    (measure.compile_cost); a failure is said in the message, the measurement stands."""
+    def build():
+        return gpu_memory.prepared(target.build(case), target.imports, device)
+
+    try:
+        rec.update(compile_cost.measure(target.imports, build, rec["warm_min_s"]))
+    except Exception as e:  # noqa: BLE001 - the measurement stands without its compile cost
+        said = f"compile cost not measured: {type(e).__name__}: {e}"
+        rec["message"] = "; ".join(m for m in (rec.get("message"), said) if m)
 
 
 def _probe(params: dict, rec: dict[str, Any]) -> dict[str, Any]:

@@ -14,8 +14,12 @@ from jacbench.strategies.memory_model import MemoryModel as M
 BLOCKED = "blocked-"
 
 
+# The execution modes that compile: a tf.function graph, XLA, jax.jit, torch.compile.
+COMPILED = ("function", "xla", "jit", "inductor")
+
+
 def _s(framework, name, mode, batching, execution, description, **kw) -> dict:
-    compiled = execution.removeprefix(BLOCKED) in ("function", "xla", "jit", "inductor")
+    compiled = execution.removeprefix(BLOCKED) in COMPILED
     return dict(framework=framework, name=name, mode=mode, batching=batching, compiled=compiled,
                 execution=execution, description=description, **kw)  # fmt: skip
 
@@ -29,6 +33,14 @@ TERMINAL_NOTE = (", with S_T computed from W_T (the normals summed outside the d
                  "function) and no path kept in the graph: each of the N cotangents is "
                  "N-sized, not (M+1) x N. Shown for the mechanism; the pathwise gradient needs "
                  "one backward pass, not N.")  # fmt: skip
+# The floor a Jacobian can reach, one per framework in its compiled mode: the question's work
+# (the whole path, returned) and both derivatives written by hand, in one compiled pass. Not a
+# way to differentiate: no candidate.
+FLOOR = ("The floor: the whole path, S_T and both derivatives written by hand (S_T / S0, "
+         "S_T (W_T - sigma T)) in one compiled pass, no automatic differentiation.")
+# The suffix of a simulation that returns the whole path ("simulation:jit-path"): a compiler
+# given S_T alone to return drops the path, which the question keeps.
+PATH = "-path"
 # One N x N array in the memory model's batch unit (N path arrays of M+1 = 53 rows). What a
 # terminal-only form's vectorized reverse mode holds does not grow with M: its coefficient holds
 # at the problem's M = 52, where it was fitted (N = 1,000 to 10,000, JAX's to 20,000).
@@ -112,6 +124,9 @@ ROWS: tuple[dict, ...] = (
        call="torch.compile(torch.func.grad(lambda xs: f(xs).sum()))",
        snippet="tall-compiled",
        memory=M(arrays=3, fixed_mib=180), variant_of="pathwise"),
+    _s("torch", "hand-fused", "none", "single-pass", "inductor", FLOOR,
+       call="torch.compile of the path, S_T / S0 and S_T (W_T - sigma T), no AD",
+       memory=M(arrays=2, fixed_mib=180), candidate=False, floor=True),
     _s("torch", "grad-loop-create-graph", "reverse", "loop", "eager",
        "The second question's solution 1: one torch.autograd.grad per output with "
        "create_graph=True, recording a graph a first-order Jacobian never uses (on a GPU each "
@@ -193,6 +208,9 @@ ROWS: tuple[dict, ...] = (
        call="tape.gradient(tf.reduce_sum(f(xs)), xs) inside tf.function(jit_compile=True)",
        snippet="tall",
        memory=M(arrays=4, fixed_mib=95), variant_of="pathwise"),
+    _s("tensorflow", "hand-fused", "none", "single-pass", "xla", FLOOR,
+       call="tf.function(jit_compile=True) of the path, S_T / S0 and S_T (W_T - sigma T), no AD",
+       memory=M(arrays=2, fixed_mib=95), candidate=False, floor=True),
     _s("tensorflow", "blocked-forward-function", "forward", "loop", "blocked-function",
        "The ForwardAccumulator passes of forward-accumulator-function, in one tf.function."
        + BLOCK_NOTE,
@@ -254,6 +272,9 @@ ROWS: tuple[dict, ...] = (
        "Per-path spot and vol; one jax.grad of sum(S_T) under jit.",
        call="jax.jit(jax.grad(lambda xs: f(xs).sum()))",
        memory=M(arrays=6.5, fixed_mib=40), answer="pathwise"),
+    _s("jax", "hand-fused", "none", "single-pass", "jit", FLOOR,
+       call="jax.jit of the path, S_T / S0 and S_T (W_T - sigma T), no AD",
+       memory=M(arrays=2, fixed_mib=40), candidate=False, floor=True),
     _s("jax", "blocked-jvp", "forward", "loop", "blocked-jit",
        "The two jax.jvp calls of jvp, jitted once for a block." + BLOCK_NOTE,
        call="jax.jvp(f, x, v) inside jax.jit, block by block",

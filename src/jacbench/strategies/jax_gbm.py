@@ -23,10 +23,27 @@ jax.config.update("jax_enable_x64", True)
 
 def simulate(spot, vol, z, t, drift):
     """S_T from normals z (M, N) on grid t (M+1,). spot and vol are scalars or per-path (N,)."""
-    dt = jnp.diff(t)
-    w = jnp.concatenate([jnp.zeros_like(z[:1]), jnp.sqrt(dt)[:, None] * z]).cumsum(axis=0)
-    s = spot * jnp.exp((drift - 0.5 * vol**2) * t[:, None] + vol * w)
-    return s[-1]
+    return simulate_path(spot, vol, z, t, drift)[-1]
+
+
+def _brownian(z, t):
+    """W on the grid, (M+1, N), from normals z (M, N)."""
+    return jnp.concatenate([jnp.zeros_like(z[:1]), jnp.sqrt(jnp.diff(t))[:, None] * z]).cumsum(0)
+
+
+def simulate_path(spot, vol, z, t, drift):
+    """The whole path S, (M+1, N): what the question keeps. XLA given only S_T to return
+    reduces the cumulative sum instead of building it; returned, the path has to be built."""
+    return spot * jnp.exp((drift - 0.5 * vol**2) * t[:, None] + vol * _brownian(z, t))
+
+
+def hand_fused(spot, vol, z, t, drift):
+    """The floor a Jacobian can reach: the path, S_T and both derivatives written by hand,
+    dS_T/dS0 = S_T / S0 and dS_T/dsigma = S_T (W_T - sigma T), in one pass, no AD."""
+    w = _brownian(z, t)
+    path = spot * jnp.exp((drift - 0.5 * vol**2) * t[:, None] + vol * w)
+    s_t = path[-1]
+    return path, s_t, s_t / spot, s_t * (w[-1] - vol * t[-1])
 
 
 def brownian_terminal(z, t):
@@ -80,6 +97,32 @@ def build_simulation(case: GBMCase, execution: str = "jit") -> Callable[[], np.n
     if devices.keeps_results(case.device):
         return lambda: jitted(*args)
     return lambda: np.asarray(jitted(*args))
+
+
+def build_simulation_path(case: GBMCase, execution: str = "jit") -> Callable[[], np.ndarray]:
+    """The jitted simulation returning the whole path (strategies.registry.simulation):
+    returned, the path has to be built; S_T is read from it outside the jit."""
+    args = _args(case)
+    jitted = jax.jit(simulate_path)
+    if devices.keeps_results(case.device):
+        return lambda: jitted(*args)[-1]
+    return lambda: np.asarray(jitted(*args)[-1])
+
+
+def build_hand_fused(case: GBMCase) -> Callable[[], JacobianResult]:
+    """hand_fused under jit: the path returned with S_T and the two columns."""
+    args = _args(case)
+    jitted = jax.jit(hand_fused)
+
+    def run() -> JacobianResult:
+        path, s_t, d_spot, d_vol = jitted(*args)
+        path.block_until_ready()
+        if devices.keeps_results(case.device):
+            return JacobianResult(*_stacked(s_t, d_spot, d_vol))
+        return JacobianResult(np.stack([np.asarray(d_spot), np.asarray(d_vol)], axis=1),
+                              np.asarray(s_t))  # fmt: skip
+
+    return run
 
 
 def build_jacrev(case: GBMCase):

@@ -94,6 +94,10 @@ class Strategy(Unsupported):
     # What it is to the questions, one of QUESTION_ROLES or "": the first question's one-argument
     # fix ("fix"), the second question's two solutions ("solution-1", "solution-2").
     question: str = ""
+    # The framework's floor: the question's work (the whole path) and both derivatives written
+    # by hand in one compiled pass, no AD (catalog.FLOOR). How far a Jacobian is from it is
+    # what automatic differentiation costs beyond the arithmetic.
+    floor: bool = False
 
     @property
     def key(self) -> str:
@@ -231,6 +235,11 @@ def answer(framework: str, role: str) -> Strategy | None:
     return next((s for s in by_framework(framework) if s.answer == role), None)
 
 
+def floor(framework: str) -> Strategy | None:
+    """A framework's hand-fused floor (Strategy.floor), or None."""
+    return next((s for s in by_framework(framework, "gbm") if s.floor), None)
+
+
 def snippet(framework: str, role: str) -> Strategy | None:
     """The strategy a framework's snippet runs in a role of SNIPPETS (None: it shows none)."""
     return next((s for s in by_framework(framework) if s.snippet == role), None)
@@ -253,10 +262,31 @@ def executions(framework: str) -> list[str]:
 
 
 def simulations(framework: str) -> list[str]:
-    """Every simulation of a framework: one baseline per execution mode, then the ones that
-    measure drawing the random numbers (strategies.draws)."""
+    """Every simulation of a framework: one baseline per execution mode, the same returning
+    the whole path for each mode not blocked (catalog.PATH), then the ones that measure drawing
+    the random numbers (strategies.draws)."""
     modes = executions(framework)
-    return modes + catalog.draw_names(framework, modes)
+    return modes + path_simulations(framework) + catalog.draw_names(framework, modes)
+
+
+def path_simulations(framework: str) -> list[str]:
+    """The simulations returning the whole path, one per execution mode not blocked (numpy's
+    simulation builds its path whatever it returns: it has none)."""
+    return [m + catalog.PATH for m in executions(framework)
+            if not is_blocked(m) and m != "numpy"]  # fmt: skip
+
+
+def simulation_compiles(name: str) -> bool:
+    """Whether a simulation's first call compiles: its mode, blocked or returning the path, is
+    a compiled one, or it is a TensorFlow simulation drawing inside a tf.function."""
+    mode = (path_of(name) or name).removeprefix(catalog.BLOCKED)
+    return mode in catalog.COMPILED or name in catalog.TENSORFLOW_DRAWS
+
+
+def path_of(name: str) -> str | None:
+    """The execution mode whose terminal-only simulation a path-returning one pairs with
+    ("jit-path" -> "jit"); None for any other simulation."""
+    return name.removesuffix(catalog.PATH) if name.endswith(catalog.PATH) else None
 
 
 def simulation(framework: str, execution: str) -> Callable:
@@ -265,6 +295,9 @@ def simulation(framework: str, execution: str) -> Callable:
     Baseline for the Jacobian-to-simulation cost ratio: it returns a callable giving S_T, or,
     for a drawing simulation (strategies.draws), what that one returns.
     """
+    module = f"jacbench.strategies.{framework}_gbm"
+    if (mode := path_of(execution)) is not None:
+        return functools.partial(_load(f"{module}:build_simulation_path"), execution=mode)
     entry = catalog.draw_entry(framework, execution)
-    builder = _load(entry or f"jacbench.strategies.{framework}_gbm:build_simulation")
+    builder = _load(entry or f"{module}:build_simulation")
     return functools.partial(builder, execution=execution)

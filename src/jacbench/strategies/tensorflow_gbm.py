@@ -18,10 +18,28 @@ from jacbench.strategies.registry import JacobianResult  # noqa: E402
 
 def simulate(spot, vol, z, t, drift):
     """S_T from normals z (M, N) on grid t (M+1,). spot and vol are scalars or per-path (N,)."""
+    return simulate_path(spot, vol, z, t, drift)[-1]
+
+
+def _brownian(z, t):
+    """W on the grid, (M+1, N), from normals z (M, N)."""
     dt = t[1:] - t[:-1]
-    w = tf.cumsum(tf.concat([tf.zeros_like(z[:1]), tf.sqrt(dt)[:, None] * z], axis=0), axis=0)
-    s = spot * tf.exp((drift - 0.5 * vol**2) * t[:, None] + vol * w)
-    return s[-1]
+    return tf.cumsum(tf.concat([tf.zeros_like(z[:1]), tf.sqrt(dt)[:, None] * z], axis=0), axis=0)
+
+
+def simulate_path(spot, vol, z, t, drift):
+    """The whole path S, (M+1, N): what the question keeps. XLA given only S_T to return
+    reduces the cumulative sum instead of building it; returned, the path has to be built."""
+    return spot * tf.exp((drift - 0.5 * vol**2) * t[:, None] + vol * _brownian(z, t))
+
+
+def hand_fused(spot, vol, z, t, drift):
+    """The floor a Jacobian can reach: the path, S_T and both derivatives written by hand,
+    dS_T/dS0 = S_T / S0 and dS_T/dsigma = S_T (W_T - sigma T), in one pass, no AD."""
+    w = _brownian(z, t)
+    path = spot * tf.exp((drift - 0.5 * vol**2) * t[:, None] + vol * w)
+    s_t = path[-1]
+    return path, s_t, s_t / spot, s_t * (w[-1] - vol * t[-1])
 
 
 def brownian_terminal(z, t):
@@ -77,6 +95,26 @@ def build_simulation(case: GBMCase, execution: str = "eager") -> Callable[[], np
     x = _Inputs(case)
     sim = _wrap(simulate, execution)
     return lambda: sim(x.spot, x.vol, *x.data).numpy()
+
+
+def build_simulation_path(case: GBMCase, execution: str = "eager") -> Callable[[], np.ndarray]:
+    """The simulation returning the whole path (strategies.registry.simulation), eagerly, as a
+    graph or through XLA, where returning the path keeps the compiler from dropping it."""
+    x = _Inputs(case)
+    sim = _wrap(simulate_path, execution)
+    return lambda: sim(x.spot, x.vol, *x.data)[-1].numpy()
+
+
+def build_hand_fused(case: GBMCase) -> Callable[[], JacobianResult]:
+    """hand_fused through XLA: the path returned with S_T and the two columns."""
+    x = _Inputs(case)
+    fused = _wrap(hand_fused, "xla")
+
+    def run() -> JacobianResult:
+        _path, s_t, d_spot, d_vol = fused(x.spot, x.vol, *x.data)
+        return _result(d_spot, d_vol, s_t)
+
+    return run
 
 
 def build_question(case: GBMCase) -> Callable[[], JacobianResult]:

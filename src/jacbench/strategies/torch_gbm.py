@@ -15,10 +15,27 @@ from jacbench.strategies.registry import JacobianResult
 
 def simulate(spot, vol, z, t, drift):
     """S_T from normals z (M, N) on grid t (M+1,). spot and vol are scalars or per-path (N,)."""
-    dt = torch.diff(t)
-    w = torch.cat([torch.zeros_like(z[:1]), torch.sqrt(dt)[:, None] * z]).cumsum(dim=0)
-    s = spot * torch.exp((drift - 0.5 * vol**2) * t[:, None] + vol * w)
-    return s[-1]
+    return simulate_path(spot, vol, z, t, drift)[-1]
+
+
+def _brownian(z, t):
+    """W on the grid, (M+1, N), from normals z (M, N)."""
+    return torch.cat([torch.zeros_like(z[:1]), torch.sqrt(torch.diff(t))[:, None] * z]).cumsum(0)
+
+
+def simulate_path(spot, vol, z, t, drift):
+    """The whole path S, (M+1, N): what the question keeps. A compiler given only S_T to return
+    reduces the cumulative sum instead of building it; returned, the path has to be built."""
+    return spot * torch.exp((drift - 0.5 * vol**2) * t[:, None] + vol * _brownian(z, t))
+
+
+def hand_fused(spot, vol, z, t, drift):
+    """The floor a Jacobian can reach: the path, S_T and both derivatives written by hand,
+    dS_T/dS0 = S_T / S0 and dS_T/dsigma = S_T (W_T - sigma T), in one pass, no AD."""
+    w = _brownian(z, t)
+    path = spot * torch.exp((drift - 0.5 * vol**2) * t[:, None] + vol * w)
+    s_t = path[-1]
+    return path, s_t, s_t / spot, s_t * (w[-1] - vol * t[-1])
 
 
 def brownian_terminal(z, t):
@@ -71,6 +88,38 @@ def build_simulation(case: GBMCase, execution: str = "eager") -> Callable[[], np
     def run():
         with torch.no_grad():
             return x.out(f(x.spot, x.vol))
+
+    return run
+
+
+def build_simulation_path(case: GBMCase, execution: str = "eager") -> Callable[[], np.ndarray]:
+    """The simulation returning the whole path (strategies.registry.simulation): eager, or
+    under torch.compile, where returning the path keeps the compiler from dropping it."""
+    x = _Inputs(case)
+
+    def f(spot, vol):
+        return simulate_path(spot, vol, x.z, x.t, x.drift)
+
+    if execution == "inductor":
+        f = torch.compile(f, dynamic=False)
+
+    def run():
+        with torch.no_grad():
+            return x.out(f(x.spot, x.vol)[-1])
+
+    return run
+
+
+def build_hand_fused(case: GBMCase) -> Callable[[], JacobianResult]:
+    """hand_fused under torch.compile: the path returned with S_T and the two columns."""
+    x = _Inputs(case)
+    fused = torch.compile(lambda spot, vol: hand_fused(spot, vol, x.z, x.t, x.drift),
+                          dynamic=False)  # fmt: skip
+
+    def run() -> JacobianResult:
+        with torch.no_grad():
+            _path, s_t, d_spot, d_vol = fused(x.spot, x.vol)
+        return _result(d_spot, d_vol, s_t, x.out)
 
     return run
 
