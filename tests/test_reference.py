@@ -10,7 +10,7 @@ import pytest
 
 from jacbench.advise import reference as advice_runs
 from jacbench.cli import main
-from jacbench.measure import crossover, profiles, store
+from jacbench.measure import crossover, profiles, store, sweeps
 from jacbench.publish import book, reference
 from jacbench.report import data, dataset
 
@@ -150,7 +150,7 @@ def test_a_fresh_reference_measures_every_case_again(copy, monkeypatch, capsys):
     # finds nothing measured (the sweep and the figure are replaced by spies here).
     monkeypatch.setattr(dataset, "results_path", lambda root=Path("."): copy)
     seen = []
-    monkeypatch.setattr(book, "measure_profile", lambda profile, results: seen.append(
+    monkeypatch.setattr(sweeps, "measure_profile", lambda profile, results: seen.append(
         sorted(p.name for p in results.parent.iterdir())))  # fmt: skip
     monkeypatch.setattr(reference, "draw_figure", lambda results, out: out)
     measured_advice = []
@@ -207,3 +207,24 @@ def test_the_built_book_names_its_dataset_on_the_front_page_and_in_the_method(bu
         assert "reference dataset" in text and "book/reference/standard.csv" in text, page.name
         assert str(meta["date"])[:10] in text and meta["cpu"] in text, page.name
         assert "make book PROFILE=quick" in text, page.name
+
+
+def test_every_compiled_case_of_the_tall_comparison_has_its_compile_cost():
+    """Each compiled GBM strategy and simulation on the whole path array holds the compile
+    measured apart (measure.compile_cost), never negative: the second compile is slower than
+    any warm call."""
+    from jacbench.measure import targets
+
+    with open(RESULTS, newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["problem"] == "gbm" and r["status"] == "ok"]
+    compiled = [
+        r
+        for r in rows
+        if (t := targets.parse(r["framework"], r["strategy"])).compiles and not t.streams
+    ]
+    assert len(compiled) > 50
+    lacking = [f"{r['framework']}/{r['strategy']} N={r['paths']}" for r in compiled
+               if not r["compile_s"]]  # fmt: skip
+    assert not lacking, lacking
+    negative = [r["key"] for r in compiled if float(r["compile_s"]) < 0]
+    assert not negative, negative

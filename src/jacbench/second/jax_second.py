@@ -140,7 +140,7 @@ def _greeks_of(spot, vol, z, t, drift):
 # emitter takes 0.01, 0.03 and 0.11 s (float64: 0.7 s against 0.25 s at 10^6). The Greeks took
 # 36.6 s at 10^6 in float32, 4.3 s in float64. "greeks" is JAX as installed; "greeks-no-ynn"
 # the same function compiled without YNNPACK (--xla_cpu_experimental_ynn_fusion_type=).
-NO_YNN_FUSION = {"xla_cpu_experimental_ynn_fusion_type": ""}
+NO_YNN_FUSION = jax_gbm.NO_YNN_FUSION
 _greeks = jax.jit(_greeks_of)
 _greeks_no_ynn = jax.jit(_greeks_of, compiler_options=NO_YNN_FUSION)
 

@@ -33,11 +33,13 @@ TERMINAL_NOTE = (", with S_T computed from W_T (the normals summed outside the d
                  "function) and no path kept in the graph: each of the N cotangents is "
                  "N-sized, not (M+1) x N. Shown for the mechanism; the pathwise gradient needs "
                  "one backward pass, not N.")  # fmt: skip
-# The floor a Jacobian can reach, one per framework in its compiled mode: the question's work
-# (the whole path, returned) and both derivatives written by hand, in one compiled pass. Not a
+# The floor a Jacobian can reach, one per framework in its compiled mode: S_T and both
+# derivatives written by hand, in one compiled pass, returned as a Jacobian returns them. Not a
 # way to differentiate: no candidate.
-FLOOR = ("The floor: the whole path, S_T and both derivatives written by hand (S_T / S0, "
-         "S_T (W_T - sigma T)) in one compiled pass, no automatic differentiation.")
+FLOOR = (
+    "The floor: S_T and both derivatives written by hand (S_T / S0, S_T (W_T - sigma T)) "
+    "in one compiled pass, no automatic differentiation."
+)
 # The suffix of a simulation that returns the whole path ("simulation:jit-path"): a compiler
 # given S_T alone to return drops the path, which the question keeps.
 PATH = "-path"
@@ -125,7 +127,7 @@ ROWS: tuple[dict, ...] = (
        snippet="tall-compiled",
        memory=M(arrays=3, fixed_mib=180), variant_of="pathwise"),
     _s("torch", "hand-fused", "none", "single-pass", "inductor", FLOOR,
-       call="torch.compile of the path, S_T / S0 and S_T (W_T - sigma T), no AD",
+       call="torch.compile of S_T, S_T / S0 and S_T (W_T - sigma T), no AD",
        memory=M(arrays=2, fixed_mib=180), candidate=False, floor=True),
     _s("torch", "grad-loop-create-graph", "reverse", "loop", "eager",
        "The second question's solution 1: one torch.autograd.grad per output with "
@@ -209,7 +211,7 @@ ROWS: tuple[dict, ...] = (
        snippet="tall",
        memory=M(arrays=4, fixed_mib=95), variant_of="pathwise"),
     _s("tensorflow", "hand-fused", "none", "single-pass", "xla", FLOOR,
-       call="tf.function(jit_compile=True) of the path, S_T / S0 and S_T (W_T - sigma T), no AD",
+       call="tf.function(jit_compile=True) of S_T, S_T / S0 and S_T (W_T - sigma T), no AD",
        memory=M(arrays=2, fixed_mib=95), candidate=False, floor=True),
     _s("tensorflow", "blocked-forward-function", "forward", "loop", "blocked-function",
        "The ForwardAccumulator passes of forward-accumulator-function, in one tf.function."
@@ -272,8 +274,13 @@ ROWS: tuple[dict, ...] = (
        "Per-path spot and vol; one jax.grad of sum(S_T) under jit.",
        call="jax.jit(jax.grad(lambda xs: f(xs).sum()))",
        memory=M(arrays=6.5, fixed_mib=40), answer="pathwise"),
+    _s("jax", "pathwise-no-ynn", "reverse", "single-pass", "jit",
+       "pathwise compiled with XLA's YNNPACK fusion turned off "
+       "(xla_cpu_experimental_ynn_fusion_type empty): what those fusions cost a reverse pass.",
+       call="jax.jit(jax.grad(lambda xs: f(xs).sum()), compiler_options=...)",
+       memory=M(arrays=6.5, fixed_mib=40), candidate=False),
     _s("jax", "hand-fused", "none", "single-pass", "jit", FLOOR,
-       call="jax.jit of the path, S_T / S0 and S_T (W_T - sigma T), no AD",
+       call="jax.jit of S_T, S_T / S0 and S_T (W_T - sigma T), no AD",
        memory=M(arrays=2, fixed_mib=40), candidate=False, floor=True),
     _s("jax", "blocked-jvp", "forward", "loop", "blocked-jit",
        "The two jax.jvp calls of jvp, jitted once for a block." + BLOCK_NOTE,

@@ -17,6 +17,9 @@ from jacbench.problems.gbm import GBMCase
 from jacbench.strategies import blocked, devices
 from jacbench.strategies.registry import JacobianResult
 
+# XLA's option that turns off the fusions it hands to YNNPACK, a library of CPU kernels (empty:
+# none): the book's rows with it set show what those fusions cost (08-method, YNNPACK).
+NO_YNN_FUSION = {"xla_cpu_experimental_ynn_fusion_type": ""}
 # float64 cases need x64; float32 inputs stay float32 because every input is typed explicitly.
 jax.config.update("jax_enable_x64", True)
 
@@ -38,12 +41,14 @@ def simulate_path(spot, vol, z, t, drift):
 
 
 def hand_fused(spot, vol, z, t, drift):
-    """The floor a Jacobian can reach: the path, S_T and both derivatives written by hand,
-    dS_T/dS0 = S_T / S0 and dS_T/dsigma = S_T (W_T - sigma T), in one pass, no AD."""
+    """The floor a Jacobian can reach: S_T and both derivatives written by hand,
+    dS_T/dS0 = S_T / S0 and dS_T/dsigma = S_T (W_T - sigma T), in one pass, no AD. Like a
+    Jacobian it returns S_T and the two columns, not the path: compiled, the compiler keeps
+    what it needs of the path and no more, as it does for a Jacobian."""
     w = _brownian(z, t)
     path = spot * jnp.exp((drift - 0.5 * vol**2) * t[:, None] + vol * w)
     s_t = path[-1]
-    return path, s_t, s_t / spot, s_t * (w[-1] - vol * t[-1])
+    return s_t, s_t / spot, s_t * (w[-1] - vol * t[-1])
 
 
 def brownian_terminal(z, t):
@@ -67,15 +72,15 @@ def _args(case: GBMCase) -> tuple:
     )  # fmt: skip
 
 
-def _runner(case: GBMCase, fn) -> Callable[[], JacobianResult]:
-    """jit fn(spot, vol, z, t, drift) -> (S_T, d_spot, d_vol). On the CPU the numpy conversion
-    blocks and the columns are stacked in numpy; on a GPU they are stacked in the jit and the
-    result is left there (strategies.devices)."""
+def _runner(case: GBMCase, fn, **options) -> Callable[[], JacobianResult]:
+    """jit fn(spot, vol, z, t, drift) -> (S_T, d_spot, d_vol), with jax.jit's options. On the
+    CPU the numpy conversion blocks and the columns are stacked in numpy; on a GPU they are
+    stacked in the jit and the result is left there (strategies.devices)."""
     args = _args(case)
     if devices.keeps_results(case.device):
-        jitted_j = jax.jit(lambda *a: _stacked(*fn(*a)))
+        jitted_j = jax.jit(lambda *a: _stacked(*fn(*a)), **options)
         return lambda: JacobianResult(*jitted_j(*args))
-    jitted = jax.jit(fn)
+    jitted = jax.jit(fn, **options)
 
     def run() -> JacobianResult:
         s, d_spot, d_vol = jitted(*args)
@@ -110,19 +115,8 @@ def build_simulation_path(case: GBMCase, execution: str = "jit") -> Callable[[],
 
 
 def build_hand_fused(case: GBMCase) -> Callable[[], JacobianResult]:
-    """hand_fused under jit: the path returned with S_T and the two columns."""
-    args = _args(case)
-    jitted = jax.jit(hand_fused)
-
-    def run() -> JacobianResult:
-        path, s_t, d_spot, d_vol = jitted(*args)
-        path.block_until_ready()
-        if devices.keeps_results(case.device):
-            return JacobianResult(*_stacked(s_t, d_spot, d_vol))
-        return JacobianResult(np.stack([np.asarray(d_spot), np.asarray(d_vol)], axis=1),
-                              np.asarray(s_t))  # fmt: skip
-
-    return run
+    """hand_fused under jit, run as every JAX Jacobian is (_runner)."""
+    return _runner(case, hand_fused)
 
 
 def build_jacrev(case: GBMCase):
@@ -203,6 +197,11 @@ def _pathwise(spot, vol, z, t, drift):
 
 def build_pathwise(case: GBMCase):
     return _runner(case, _pathwise)
+
+
+def build_pathwise_no_ynn(case: GBMCase):
+    """build_pathwise compiled with XLA's YNNPACK fusion turned off (NO_YNN_FUSION)."""
+    return _runner(case, _pathwise, compiler_options=NO_YNN_FUSION)
 
 
 # --- path-blocked (see strategies.blocked): one block of paths at a time ---------------------

@@ -94,9 +94,9 @@ class Strategy(Unsupported):
     # What it is to the questions, one of QUESTION_ROLES or "": the first question's one-argument
     # fix ("fix"), the second question's two solutions ("solution-1", "solution-2").
     question: str = ""
-    # The framework's floor: the question's work (the whole path) and both derivatives written
-    # by hand in one compiled pass, no AD (catalog.FLOOR). How far a Jacobian is from it is
-    # what automatic differentiation costs beyond the arithmetic.
+    # The framework's floor: S_T and both derivatives written by hand in one compiled pass, no
+    # AD (catalog.FLOOR). How far a Jacobian is from it is what automatic differentiation costs
+    # beyond the arithmetic.
     floor: bool = False
 
     @property
