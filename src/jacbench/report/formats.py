@@ -112,3 +112,13 @@ def listing(items: list[str]) -> str:
 def fold(x: float) -> str:
     """A factor as prose writes it: '1,233×' from ten up, '8.5×' below."""
     return f"{x:,.0f}×" if x >= 10 else f"{x:.1f}×"
+
+
+def decimal(x) -> str:
+    """A count that need not be whole, one decimal: '6.6'; '–' where there is none."""
+    return "–" if missing(x) else f"{x:.1f}"
+
+
+def percent(x) -> str:
+    """A share as a whole percentage: '98%'; '–' where there is none."""
+    return "–" if missing(x) else f"{x:.0%}"

@@ -13,7 +13,7 @@ import pandas as pd
 
 from jacbench.measure.targets import SimulationTarget, parse
 from jacbench.report import formats
-from jacbench.strategies import catalog
+from jacbench.strategies import catalog, registry
 
 # The conditions the chapters compare strategies under unless they say otherwise.
 BASE = {"dtype": "float32", "allocator": "glibc"}
@@ -39,10 +39,13 @@ def gbm(df: pd.DataFrame, target: str | tuple = "strategy", **conditions) -> pd.
 
 
 def without_draws(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows less the simulations that measure drawing the random numbers (strategies.draws):
-    they are no yardstick of a Jacobian, and a figure of the simulations leaves them out."""
+    """The rows less the simulations that measure drawing the random numbers (strategies.draws)
+    and those returning the whole path (registry.path_of): neither is the yardstick the
+    figures draw (the path-returning ones have chapter 4's table of yardsticks)."""
     names = zip(rows["framework"], rows["strategy"], strict=True)
-    drawing = [(t := parse(*n)).kind == "simulation" and catalog.is_draw(t.name) for n in names]
+    drawing = [(t := parse(*n)).kind == "simulation"
+               and (catalog.is_draw(t.name) or registry.path_of(t.name) is not None)
+               for n in names]  # fmt: skip
     return rows[~pd.Series(drawing, index=rows.index, dtype=bool)]
 
 

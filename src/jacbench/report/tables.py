@@ -63,10 +63,9 @@ def results_table(path: str | Path, paths: int, allocator: str = "glibc") -> str
     return markdown_table(header, out)
 
 
-def crossover_report(frameworks: list[str], out: Path | None = None, **settings) -> str:
-    """Measure the crossover (see measure.crossover.measure) and report its rows and, per
-    framework, from which shape reverse mode wins."""
-    rows = crossover.measure(frameworks, out=out, **settings)
+def crossover_report(rows: list[dict], frameworks: list[str]) -> str:
+    """The crossover's rows (measure.crossover.measure) as a table and, per framework, from
+    which shape reverse mode wins: formatting only."""
     table = []
     for r in rows:
         ok = r["status"] == "ok"

@@ -21,14 +21,17 @@ SETTINGS = ("allocator", "malloc_env")
 @dataclass(frozen=True)
 class Price:
     """A compiled strategy at one N beside the same differentiation run eagerly (none in JAX):
-    its compile cost (first call less the fastest warm call, never negative, seconds), both
-    forms' calls, and the book's comparisons of their warm calls and of their first calls."""
+    its compile cost (the row's compile_s: one more call with the compiler's caches emptied
+    less the fastest warm call, measure.compile_cost; None in a row measured before it was),
+    that call itself (recompile_s), both forms' calls, and the book's comparisons of their warm
+    calls and of their first calls."""
 
     framework: str
     compiled: Entry
     eager: Entry | None
     n: int
-    compile_s: float
+    compile_s: float | None
+    recompile_s: float | None
     warm: noise.Comparison | None
     first: noise.Comparison | None
     same_allocator: bool
@@ -45,6 +48,12 @@ class Price:
     def faster_first(self) -> bool:
         """Whether its first call, compilation included, beats the eager one's."""
         return self._wins(self.first)
+
+    @property
+    def first_extra_s(self) -> float | None:
+        """What the first call took beyond the same compile in a process that had compiled
+        before: the first allocation and the compiler's one-off start (seconds)."""
+        return None if self.recompile_s is None else self.compiled.cold_s - self.recompile_s
 
     @property
     def overtakes(self) -> int | None:
@@ -98,7 +107,8 @@ def _price(there: pd.DataFrame, margins: noise.Margins, name: str, eager: str | 
         compiled=_entry(c),
         eager=_entry(e) if both else None,
         n=int(c["paths"]),
-        compile_s=max(float(c["cold_s"]) - float(c["warm_min_s"]), 0.0),
+        compile_s=num(c, "compile_s"),
+        recompile_s=num(c, "recompile_s"),
         warm=noise.compare(c, e, margins) if both else None,
         first=noise.compare(c, e, margins, "cold") if both else None,
         same_allocator=both and _same_setting(c, e),

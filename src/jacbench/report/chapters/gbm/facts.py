@@ -15,6 +15,7 @@ from jacbench.report import queries
 from jacbench.report.chapters.gbm.accuracy import Accuracy, accuracy
 from jacbench.report.chapters.gbm.compilation import Price, prices
 from jacbench.report.chapters.gbm.costs import Blocked, Cost, Default, blocked, costs, default
+from jacbench.report.chapters.gbm.paths import Yardstick, path_sizes, yardsticks
 from jacbench.report.picks import QUESTION_N, TALL, Picks
 from jacbench.strategies import registry
 
@@ -40,6 +41,7 @@ class Facts:
     prices: tuple[Price, ...]
     picks: Picks
     accuracy: Accuracy
+    yardsticks: tuple[Yardstick, ...]  # at the largest N with a path-returning simulation
 
     def cost(self, framework: str, name: str) -> Cost | None:
         return next((c for c in self.costs if (c.framework, c.name) == (framework, name)), None)
@@ -117,7 +119,7 @@ class Facts:
 
     def compile_span(self, n: int | None) -> tuple[Price, Price] | None:
         """The cheapest and the dearest compile at N (the first of equals)."""
-        at = self.prices_at(n)
+        at = [p for p in self.prices_at(n) if p.compile_s is not None]
         if not at:
             return None
         return min(at, key=lambda p: p.compile_s), max(at, key=lambda p: p.compile_s)
@@ -150,6 +152,67 @@ class Facts:
         return bool(peaks) and top is not None and all(p is not None and p < top for p in peaks)
 
     @property
+    def yardstick_n(self) -> int | None:
+        return self.yardsticks[0].n if self.yardsticks else None
+
+    def path_cost(self, framework: str, execution: str) -> float | None:
+        """The simulation returning the path over the terminal-only one, in a mode."""
+        found = [y.path_over_terminal for y in self.yardsticks
+                 if (y.framework, y.execution) == (framework, execution)]  # fmt: skip
+        return found[0] if found else None
+
+    def path_costs(self, compiled: bool) -> list[float]:
+        """Each mode's path over terminal-only, for the compiled modes or the eager ones."""
+        modes = {
+            (y.framework, y.execution): y.path_over_terminal
+            for y in self.yardsticks
+            if (y.execution != "eager") == compiled and y.path_over_terminal is not None
+        }
+        return list(modes.values())
+
+    def same(self, framework: str, k: float | None) -> bool:
+        """Whether a quotient of two ratios is 1 within the framework's ratio margin (the
+        book's rule, report.margins): neither side costs more."""
+        m = self.picks.margins.of("ratio", framework)
+        return k is not None and 1 / m <= k <= m
+
+    def more(self, framework: str, k: float | None) -> bool:
+        """Whether a quotient of two ratios is above 1 beyond the framework's ratio margin."""
+        return k is not None and k > self.picks.margins.of("ratio", framework)
+
+    def costs_nothing(self, framework: str, execution: str) -> bool:
+        """Whether returning the path cost no more than returning S_T alone in a mode."""
+        return self.same(framework, self.path_cost(framework, execution))
+
+    def costs_more(self, framework: str, execution: str) -> bool:
+        """Whether returning the path cost more than returning S_T alone, beyond the margin."""
+        return self.more(framework, self.path_cost(framework, execution))
+
+    def floor_cost(self, framework: str) -> float | None:
+        """A framework's hand-written pass over its simulation of S_T alone."""
+        found = [y.floor_over_terminal for y in self.yardsticks
+                 if y.framework == framework and y.floor_over_terminal is not None]  # fmt: skip
+        return found[0] if found else None
+
+    def yardstick(self, framework: str, name: str) -> Yardstick | None:
+        return next((y for y in self.yardsticks if (y.framework, y.name) == (framework, name)),
+                    None)  # fmt: skip
+
+    def best_over(self, yardstick: str, framework: str) -> Yardstick | None:
+        """A framework's efficient strategy cheapest over a yardstick ('path' or 'floor')."""
+        mine = [
+            y
+            for y in self.yardsticks
+            if y.framework == framework and getattr(y, f"over_{yardstick}") is not None
+        ]
+        return min(mine, key=lambda y: getattr(y, f"over_{yardstick}"), default=None)  # fmt: skip
+
+    def over(self, yardstick: str) -> list[float]:
+        """The efficient strategies' ratios over the path ('path') or the floor ('floor')."""
+        values = [getattr(y, f"over_{yardstick}") for y in self.yardsticks]
+        return [v for v in values if v is not None]
+
+    @property
     def top_priced_n(self) -> int | None:
         """The largest N at which a compiled form was priced beside its eager twin."""
         return max((p.n for p in self.prices if p.eager is not None), default=None)
@@ -173,4 +236,5 @@ def facts(df: pd.DataFrame, book: Picks, question_n: int = QUESTION_N) -> Facts:
         prices=prices(df, book.margins, question_n),
         picks=book,
         accuracy=accuracy(df, question_n),
+        yardsticks=yardsticks(df, max(path_sizes(df), default=None)),
     )

@@ -50,7 +50,9 @@ def costs(f: Facts) -> pd.DataFrame:
             "strategy": [c.name for c in cs],
             "kind": [KIND[c.family] for c in cs],  # a blocked one says so in its name
             "largest N": [formats.count(c.n) for c in cs],
-            "× its simulation [spread]": [with_spread(c.ratio, c.ratio_lo, c.ratio_hi) for c in cs],
+            "× its simulation of S_T [spread]": [
+                with_spread(c.ratio, c.ratio_lo, c.ratio_hi) for c in cs
+            ],
             "× fastest": [
                 "–" if formats.missing(c.over_fastest) else formats.fold(c.over_fastest) for c in cs
             ],
@@ -74,7 +76,9 @@ def blocked(f: Facts) -> pd.DataFrame:
             "strategy": [b.name for b in bs],
             "largest N": [formats.count(b.n) for b in bs],
             "warm call": [formats.time(b.warm_s) for b in bs],
-            "× its simulation [spread]": [with_spread(b.ratio, b.ratio_lo, b.ratio_hi) for b in bs],
+            "× its simulation of S_T [spread]": [
+                with_spread(b.ratio, b.ratio_lo, b.ratio_hi) for b in bs
+            ],
             f"peak, N = {formats.count(f.in_memory_n)}": [formats.size(b.peak_before) for b in bs],
             "peak, largest N": [formats.size(b.peak) for b in bs],
         }
@@ -103,8 +107,8 @@ def prices(f: Facts) -> pd.DataFrame:
             "compiled": [p.compiled.name for p in ps],
             "eager": [p.eager.name if p.eager else "–" for p in ps],
             "N": [formats.count(p.n) for p in ps],
-            "compile cost": [formats.time(p.compile_s) for p in ps],
-            "warm call, compiled / eager": [
+            "compile cost": ["–" if p.compile_s is None else formats.time(p.compile_s) for p in ps],
+            "warm, compiled / eager": [
                 formats.time(p.compiled.warm_s) + e for p, e in zip(ps, eager, strict=True)
             ],
             "pays from call": [from_call(p) for p in ps],
@@ -126,4 +130,26 @@ def accuracy(f: Facts) -> pd.DataFrame:
     rows += [(f"{standard} delta", n, a.se_delta), (f"{standard} vega", n, a.se_vega)]
     return pd.DataFrame(rows, columns=["error", "N", "relative error"]).assign(
         **{"relative error": lambda d: d["relative error"].map(formats.error)}
+    )
+
+
+def _fold(value: float | None) -> str:
+    return "–" if formats.missing(value) else formats.fold(value)
+
+
+def yardsticks(f: Facts) -> pd.DataFrame:
+    """Each efficient strategy at the largest N with a path-returning simulation, over the three
+    yardsticks of its mode: the simulation returning S_T alone (measured side by side), the one
+    returning the whole path and the framework's hand-written pass (each a quotient of two
+    measured ratios; '–' where the pass is not of its mode)."""
+    ys = f.yardsticks
+    return pd.DataFrame(
+        {
+            "framework": [FRAMEWORK_NAMES[y.framework] for y in ys],
+            "mode": [y.execution for y in ys],
+            "strategy": [y.name for y in ys],
+            "× simulation of S_T": [_fold(y.over_terminal) for y in ys],
+            "× simulation of the path": [_fold(y.over_path) for y in ys],
+            "× hand-written pass": [_fold(y.over_floor) for y in ys],
+        }
     )

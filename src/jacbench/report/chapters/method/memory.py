@@ -18,6 +18,9 @@ from jacbench.strategies import registry
 # The experiment's reading: glibc "keeps" what it holds freed where that is at least this share
 # of the peak; a variant leaves the peak "unchanged" within UNCHANGED either way.
 KEPT = 0.5
+# The smallest page a minor fault maps on x86-64 Linux: a call's faults times this is the least
+# memory it faulted in.
+PAGE = 4096
 UNCHANGED = 1.33
 
 
@@ -177,6 +180,12 @@ class Held:
     beyond_inputs: float | None
     in_use: float | None  # in use after the warm calls, beyond what was before the first call
     kept: float | None  # freed by the program, kept by malloc
+    faults: float | None = None  # page faults of a warm call
+
+    @property
+    def faulted(self) -> float | None:
+        """The least memory a warm call faulted in: its page faults times a 4 KiB page."""
+        return None if self.faults is None else self.faults * PAGE
 
 
 @dataclass(frozen=True)
@@ -202,6 +211,15 @@ class Experiment:
             return False
         return 1 / UNCHANGED <= v.beyond_inputs / g.beyond_inputs <= UNCHANGED
 
+    def faulted_share(self, allocator: str) -> float | None:
+        """What a warm call of the loop faulted in over its peak beyond the inputs: near 1 where
+        each call builds its peak in fresh pages, near 0 where it reuses memory kept from the
+        call before."""
+        h = self.loop.get(allocator)
+        if h is None or h.faulted is None or not h.beyond_inputs:
+            return None
+        return h.faulted / h.beyond_inputs
+
 
 def _held(row: pd.Series) -> Held:
     before, after = num(row, "inputs_heap_in_use"), num(row, "warm_heap_in_use")
@@ -215,6 +233,7 @@ def _held(row: pd.Series) -> Held:
         num(row, "peak_over_inputs") if ok else None,
         in_use,
         num(row, "warm_heap_free_kept"),
+        num(row, "warm_faults") if ok else None,
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from jacbench.report import margins as noise
@@ -23,6 +24,35 @@ PAIRS = {
 }
 # TensorFlow's forward mode traced into one tf.function: the eager one pays Python per operation.
 TF_GRAPH_FORWARD = "forward-accumulator-function"
+# The eager tapes whose size the chapter gives in path arrays: each framework's pathwise gradient
+# recorded operation by operation, beside its eager simulation.
+TAPES = {"torch": "pathwise", "tensorflow": "pathwise"}
+
+
+@dataclass(frozen=True)
+class Tape:
+    """An eager pathwise gradient and its simulation at the largest N the gradient ran: the
+    memory each held beyond the inputs, in path arrays ((M+1) x N values of the row's dtype)."""
+
+    framework: str
+    n: int
+    arrays: float | None
+    simulation_arrays: float | None
+
+
+def tape(df: pd.DataFrame, framework: str, name: str) -> Tape | None:
+    """A framework's eager tape in path arrays (Tape); None where the gradient never ran."""
+    top = queries.largest_ok(df, framework, name)
+    if top is None:
+        return None
+    path = (int(top["steps"]) + 1) * int(top["paths"]) * np.dtype(str(top["dtype"])).itemsize
+    sim = queries.simulation_of(df, top)
+
+    def arrays(row):
+        held = queries.number(row, "peak_over_inputs")
+        return None if held is None else held / path
+
+    return Tape(framework, int(top["paths"]), arrays(top), arrays(sim))
 
 
 @dataclass(frozen=True)
@@ -137,6 +167,7 @@ class Facts:
     pairs: Mapping[str, Pair]
     tf_graph_forward: Run  # TensorFlow's forward mode in one tf.function, at n
     tf_graph_against_eager: noise.Comparison | None  # it against the eager forward mode
+    tapes: Mapping[str, Tape]  # each eager pathwise gradient's memory in path arrays
 
     @property
     def half_n(self) -> float:
@@ -195,4 +226,5 @@ def facts(
         pairs=pairs,
         tf_graph_forward=_run(graph, TF_GRAPH_FORWARD),
         tf_graph_against_eager=noise.compare(graph, eager, margins) if both else None,
+        tapes={fw: t for fw, name in TAPES.items() if (t := tape(df, fw, name))},
     )

@@ -111,7 +111,7 @@ def finite_differences(f: Facts) -> pd.DataFrame:
                 "framework": FRAMEWORK_NAMES[t.framework],
                 "strategy": what,
                 "later calls": formats.time(t.warm_s),
-                "over the simulation": formats.times(t.over_simulation),
+                "over the fastest simulation of S_T": formats.times(t.over_simulation),
                 "largest error": formats.error(t.error),
             }
         )

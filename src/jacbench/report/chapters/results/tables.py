@@ -61,7 +61,7 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
             "status": rows["status"].astype("string"),
             "cold (ms)": (rows["cold_s"] * 1e3).map(number),
             "warm median (ms)": (rows["warm_median_s"] * 1e3).map(number),
-            "× simulation": rows["ratio_median"].map(number),
+            "× simulation of S_T": rows["ratio_median"].map(number),
             "peak (MiB)": (rows["peak"] / MIB).map(number),
             "peak beyond inputs (MiB)": (rows["peak_over_inputs"] / MIB).map(number),
             "max rel. error": rows["max_rel_error"].map(

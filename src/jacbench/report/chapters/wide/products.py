@@ -113,6 +113,10 @@ class Diagonals:
     # By framework, how many times the exact diagonal's warm call grew from its smallest n to
     # its largest (exact_sizes).
     growth: Mapping[str, float] = field(default_factory=dict)
+    # By framework, the largest n its estimate ran at, and the sizes where it did not, with
+    # their status ("memory-cap", ...).
+    estimate_largest: Mapping[str, int] = field(default_factory=dict)
+    estimate_failed: Mapping[str, Mapping[int, str]] = field(default_factory=dict)
 
     @property
     def estimate_wins(self) -> bool:
@@ -146,4 +150,22 @@ def diagonals(df: pd.DataFrame, margins: noise.Margins, framework: str = "torch"
         else None,  # fmt: skip
         tuple(exact_sizes),
         growth,
+        *_estimates(rows),
     )
+
+
+def _estimates(rows: pd.DataFrame) -> tuple[dict[str, int], dict[str, dict[int, str]]]:
+    """Each framework's largest n with Hutchinson's estimate correct, and the sizes where it
+    failed with their status."""
+    largest, failed = {}, {}
+    for fw in AD_FRAMEWORKS:
+        mine = rows[(rows["framework"] == fw) & (rows["strategy"] == _text(fw, ESTIMATE))]
+        ok = mine[mine["status"] == "ok"]["inputs"]
+        if len(ok):
+            largest[fw] = int(ok.max())
+        bad = mine[mine["status"] != "ok"]
+        if len(bad):
+            failed[fw] = dict(
+                zip(bad["inputs"].astype(int), bad["status"].astype(str), strict=True)
+            )
+    return largest, failed

@@ -116,6 +116,9 @@ class Greeks:
     jax_dtypes: noise.Comparison | None  # JAX's float32 Greeks against its float64 ones there
     jax_float32_slower: bool  # whether float32 is the slower of the two there
     jax_no_ynn: noise.Comparison | None  # float32 as installed against without YNNPACK there
+    # PyTorch's Greeks against its compiled pathwise Jacobian (its pick for repeated calls) at
+    # the same N; None where that did not run there.
+    over_compiled: noise.Comparison | None = None
 
     @property
     def accurate(self) -> bool:
@@ -171,6 +174,10 @@ def greeks(df: pd.DataFrame, margins: noise.Margins, framework: str = "torch") -
     mine = ok[(ok["framework"] == framework) & (ok["dtype"] == "float32")]
     common = sorted(set(first["paths"]) & set(mine["paths"]))
     paths = int(common[-1]) if common else None
-    over = _compare(queries.one(mine, paths=paths), queries.one(first, paths=paths), margins)
+    there = queries.one(mine, paths=paths)
+    over = _compare(there, queries.one(first, paths=paths), margins)
+    compiled = next((c for c, e in registry.compiled_variants(framework) if e == pathwise), None)
+    fused = queries.gbm(df, framework=framework, strategy=compiled, paths=paths, status="ok")
     jax_paths, dtypes, slower, no_ynn = _jax(rows, margins)
-    return Greeks(error, paths, over, jax_paths, dtypes, slower, no_ynn)
+    return Greeks(error, paths, over, jax_paths, dtypes, slower, no_ynn,
+                  _compare(there, queries.one(fused), margins))  # fmt: skip
