@@ -63,7 +63,7 @@ def quick_results(tmp_path_factory):
     out = tmp_path_factory.mktemp("results") / "quick.csv"
     profile = profiles.load_profile("quick")
     cases = profiles.expand(profile)
-    runner.run_sweep(cases, out, quiet=True, jobs=int(profile.get("jobs", 1)))
+    runner.run_sweep(cases, out, quiet=True, jobs=profile.jobs)
     return out, cases
 
 

@@ -171,15 +171,15 @@ def test_measure_takes_its_defaults_from_the_reference_profile(capsys):
     from jacbench.measure import profiles
     from jacbench.report import dataset
 
-    ref = profiles.load_profile(dataset.PROFILE)["defaults"]
-    assert ref["threads"] == 2  # what the reference dataset was measured with
+    ref = profiles.load_profile(dataset.PROFILE).defaults
+    assert ref.threads == 2  # what the reference dataset was measured with
     args = ["measure", "--framework", "numpy", "--strategy", "simulation:numpy", "--paths", "300"]
     assert main(args) == 0
     row = json.loads(capsys.readouterr().out)
-    assert (row["threads"], row["repeats"], row["timeout"]) == (
-        ref["threads"], ref["repeats"], ref["timeout"])  # fmt: skip
+    assert (row["threads"], row["repeats"], row["timeout"]) == (ref.threads, ref.repeats,
+                                                                ref.timeout)  # fmt: skip
     # A quick call: the repeats fit in the profile's warm budget.
-    assert row["status"] == "ok" and row["warm_n"] == ref["repeats"]
+    assert row["status"] == "ok" and row["warm_n"] == ref.repeats
     with pytest.raises(SystemExit):
         main(["measure", "--help"])
     assert f"default 2, as in the reference dataset's profile ({dataset.PROFILE})" in " ".join(

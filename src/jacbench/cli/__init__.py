@@ -41,13 +41,59 @@ def _add_limits(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from jacbench.cli.advise import add_advise
+
     parser = _Parser(prog="jacbench", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_strategies(sub)
+    _add_jacobian(sub)
+    _add_measure(sub)
+    _add_sweep(sub)
+    _add_table(sub)
+    _add_crossover(sub)
+    _add_book(sub)
+    _add_reference(sub)
+    _add_notebook(sub)
+    _add_check_html(sub)
+    add_advise(sub, _add_limits)
+    _add_pdf(sub)
+    return parser
 
+
+# What a command that builds says when the build stops (exit status 1).
+STOPPED = {"book": "book build stopped", "notebook": "notebook stopped", "pdf": "pdf stopped"}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = None
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except UsageError as e:
+        print(f"jacbench: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except BuildStopped as e:
+        what = STOPPED.get(getattr(args, "command", ""), "stopped")
+        print(f"jacbench: {what}: {e}", file=sys.stderr)
+        return 1
+
+
+def _add_strategies(sub) -> None:
+    """The strategies command's options."""
     p = sub.add_parser("strategies", help="list the registered strategies")
     p.add_argument("--json", action="store_true", help="JSON records instead of a table")
     p.set_defaults(func=cmd_strategies)
 
+
+def cmd_strategies(args: argparse.Namespace) -> int:
+    from jacbench.strategies.listing import listing
+
+    print(listing(as_json=args.json))
+    return 0
+
+
+def _add_jacobian(sub) -> None:
+    """The jacobian command's options."""
     p = sub.add_parser("jacobian", help="compute one Jacobian and check it against the closed form")
     p.add_argument("--framework", required=True)
     p.add_argument("--strategy", required=True)
@@ -59,6 +105,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_jacobian)
 
+
+def cmd_jacobian(args: argparse.Namespace) -> int:
+    from jacbench.strategies import compute
+
+    problem, params = arguments.from_arguments(args)
+    print(compute.jacobian(args.framework, args.strategy, problem, params, args.output,
+                           args.device))  # fmt: skip
+    return 0
+
+
+def _reference_defaults():
+    """The defaults of the reference dataset's profile (a profiles.Group): threads, repeats,
+    warm_budget_s, ..."""
+    from jacbench.measure import profiles
+
+    return profiles.load_profile(dataset.PROFILE).defaults
+
+
+def _add_measure(sub) -> None:
+    """The measure command's options."""
     p = sub.add_parser("measure", help="measure one case in an isolated, memory-capped worker")
     p.add_argument("--framework")
     p.add_argument(
@@ -81,8 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
         ("--warm-budget", float, "warm_budget_s", "seconds of warm calls, past which no more are "
          "made than the minimum (3 calls, 3 pairs)"),
     ):  # fmt: skip
-        where = f"default {ref[key]}, as in the reference dataset's profile ({dataset.PROFILE})"
-        p.add_argument(flag, type=kind, default=ref[key], help=f"{what}: {where}")
+        value = getattr(ref, key)
+        where = f"default {value}, as in the reference dataset's profile ({dataset.PROFILE})"
+        p.add_argument(flag, type=kind, default=value, help=f"{what}: {where}")
     p.add_argument(
         "--ratio-processes",
         type=int,
@@ -92,6 +159,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_measure)
 
+
+def cmd_measure(args: argparse.Namespace) -> int:
+    from jacbench.measure import runner
+    from jacbench.measure.case import Case
+    from jacbench.measure.targets import CallableTarget
+
+    if args.callable:
+        from jacbench.problems import user
+
+        target = CallableTarget(args.callable)
+        user.check_findable(user.parse_name(target.name, "--callable"))
+        framework, strategy = "callable", target.text
+    elif args.framework and args.strategy:
+        framework, strategy = args.framework, args.strategy
+    else:
+        raise UsageError("give --framework and --strategy, or --callable module:function")
+    problem, params = arguments.from_arguments(args)
+    case = Case(framework=framework, strategy=strategy, problem=problem, **params,
+                threads=args.threads, allocator=args.allocator, mem_cap=args.mem_cap,
+                device=args.device,
+                timeout=_reference_defaults().timeout if args.timeout is None else args.timeout,
+                repeats=args.repeats, warm_budget_s=args.warm_budget,
+                ratio_processes=args.ratio_processes)  # fmt: skip
+    print(json.dumps(runner.measure_one(case), default=str))
+    return 0
+
+
+def _add_sweep(sub) -> None:
+    """The sweep command's options."""
     p = sub.add_parser("sweep", help="measure a profile's cases into a results CSV (resumable)")
     p.add_argument("--profile", default="quick", help="quick, standard, full, or a .yaml path")
     p.add_argument("--frameworks", help="comma-separated subset")
@@ -115,163 +211,6 @@ def build_parser() -> argparse.ArgumentParser:
                    "a rerun measures the rest")  # fmt: skip
     p.set_defaults(func=cmd_sweep)
 
-    p = sub.add_parser("table", help="print a Markdown table of a results CSV at one N")
-    p.add_argument("results", help="a results CSV written by sweep")
-    p.add_argument("--paths", type=arguments.size_type(), required=True, help="N to tabulate")
-    p.add_argument("--allocator", default="glibc")
-    p.set_defaults(func=cmd_table)
-
-    p = sub.add_parser("crossover", help="forward against reverse time from tall to wide shapes")
-    p.add_argument("--frameworks", default="torch,tensorflow,jax")
-    p.add_argument(
-        "--total", type=arguments.size_type(), default=2**12, help="m * n, a power of two"
-    )
-    p.add_argument("--steps", type=int, default=9, help="shapes from tall to wide")
-    p.add_argument(
-        "--side",
-        type=arguments.size_type(),
-        default=None,
-        help="longest side m or n at the extremes, a power of two from sqrt(total) "
-        "to min(total, 2^14) (default: both extremes, m = total and n = total)",
-    )
-    p.add_argument("--repeats", type=int, default=7)
-    p.add_argument("--threads", type=int, default=1)
-    _add_limits(p)
-    p.add_argument("--jobs", type=int, default=1, help="workers at once")
-    p.add_argument("--out", help="also keep the rows in this results CSV (resumable)")
-    p.set_defaults(func=cmd_crossover)
-
-    p = sub.add_parser("book", help="build the HTML book (from the reference dataset)")
-    p.add_argument(
-        "--profile",
-        help="quick, standard or full: measured here into results/PROFILE.csv, then built "
-        "from (default: the committed reference dataset, measuring nothing)",
-    )
-    p.add_argument("--results", help="results CSV (default: results/PROFILE.csv)")
-    p.add_argument("--out", help="build folder (default: _build)")
-    p.add_argument(
-        "--no-measure", action="store_true", help="use the results as they are; sweep nothing"
-    )
-    p.set_defaults(func=cmd_book)
-
-    p = sub.add_parser("reference", help="measure what book/reference lacks; redraw its figure")
-    p.add_argument("--figure-only", action="store_true", help="redraw the figure; measure nothing")
-    p.add_argument("--check", action="store_true", help="list what it lacks; measure nothing")
-    p.add_argument("--fresh", action="store_true",
-                   help="measure every case again (after a change to how cases are measured): "
-                   "the dataset and its crossover are replaced, not added to")  # fmt: skip
-    p.set_defaults(func=cmd_reference)
-
-    p = sub.add_parser(
-        "notebook", help="convert one chapter notebook to .ipynb and execute it with papermill"
-    )
-    p.add_argument("name", help="the chapter, e.g. 04-gbm (notebooks/04-gbm.md)")
-    p.add_argument(
-        "-p",
-        "--parameter",
-        nargs=2,
-        action="append",
-        metavar=("KEY", "VALUE"),
-        help="a parameter of the notebook's parameters cell (repeatable)",
-    )
-    p.add_argument("--out", help="the executed notebook (default: _build/notebooks/NAME.ipynb)")
-    p.set_defaults(func=cmd_notebook)
-
-    p = sub.add_parser(
-        "check-html", help="open every page of a built book in headless Chromium; list problems"
-    )
-    p.add_argument(
-        "html", nargs="?", default="_build/html", help="built HTML (default: %(default)s)"
-    )
-    p.add_argument(
-        "--source", help="folder with _toc.yml and _config.yml (default: the build's staging tree)"
-    )
-    p.add_argument("--screenshots", help="where to save them (default: beside the HTML folder)")
-    p.add_argument(
-        "--chromium", help="the browser (default: $JACBENCH_CHROMIUM or /usr/bin/chromium)"
-    )
-    p.set_defaults(func=cmd_check_html)
-
-    from jacbench.cli.advise import add_advise
-
-    add_advise(sub, _add_limits)
-
-    p = sub.add_parser("pdf", help="print a built book to one PDF with headless Chromium")
-    p.add_argument("--build", default="_build", help="the book build folder (default: %(default)s)")
-    p.add_argument("--out", help="the PDF (default: BUILD/pdf/jacbench.pdf)")
-    p.add_argument(
-        "--chromium", help="the browser (default: $JACBENCH_CHROMIUM or /usr/bin/chromium)"
-    )
-    p.set_defaults(func=cmd_pdf)
-    return parser
-
-
-# What a command that builds says when the build stops (exit status 1).
-STOPPED = {"book": "book build stopped", "notebook": "notebook stopped", "pdf": "pdf stopped"}
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = None
-    try:
-        args = build_parser().parse_args(argv)
-        return args.func(args)
-    except UsageError as e:
-        print(f"jacbench: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except BuildStopped as e:
-        what = STOPPED.get(getattr(args, "command", ""), "stopped")
-        print(f"jacbench: {what}: {e}", file=sys.stderr)
-        return 1
-
-
-def cmd_strategies(args: argparse.Namespace) -> int:
-    from jacbench.strategies.listing import listing
-
-    print(listing(as_json=args.json))
-    return 0
-
-
-def cmd_jacobian(args: argparse.Namespace) -> int:
-    from jacbench.strategies import compute
-
-    problem, params = arguments.from_arguments(args)
-    print(compute.jacobian(args.framework, args.strategy, problem, params, args.output,
-                           args.device))  # fmt: skip
-    return 0
-
-
-def _reference_defaults() -> dict:
-    """The defaults of the reference dataset's profile: threads, repeats, warm_budget_s, ..."""
-    from jacbench.measure import profiles
-
-    return profiles.load_profile(dataset.PROFILE)["defaults"]
-
-
-def cmd_measure(args: argparse.Namespace) -> int:
-    from jacbench.measure import runner
-    from jacbench.measure.case import Case
-    from jacbench.measure.targets import CallableTarget
-
-    if args.callable:
-        from jacbench.problems import user
-
-        target = CallableTarget(args.callable)
-        user.check_findable(user.parse_name(target.name, "--callable"))
-        framework, strategy = "callable", target.text
-    elif args.framework and args.strategy:
-        framework, strategy = args.framework, args.strategy
-    else:
-        raise UsageError("give --framework and --strategy, or --callable module:function")
-    problem, params = arguments.from_arguments(args)
-    case = Case(framework=framework, strategy=strategy, problem=problem, **params,
-                threads=args.threads, allocator=args.allocator, mem_cap=args.mem_cap,
-                device=args.device,
-                timeout=_reference_defaults()["timeout"] if args.timeout is None else args.timeout,
-                repeats=args.repeats, warm_budget_s=args.warm_budget,
-                ratio_processes=args.ratio_processes)  # fmt: skip
-    print(json.dumps(runner.measure_one(case), default=str))
-    return 0
-
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from jacbench.measure import runner
@@ -293,6 +232,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_table(sub) -> None:
+    """The table command's options."""
+    p = sub.add_parser("table", help="print a Markdown table of a results CSV at one N")
+    p.add_argument("results", help="a results CSV written by sweep")
+    p.add_argument("--paths", type=arguments.size_type(), required=True, help="N to tabulate")
+    p.add_argument("--allocator", default="glibc")
+    p.set_defaults(func=cmd_table)
+
+
 def cmd_table(args: argparse.Namespace) -> int:
     from jacbench.report.tables import results_table
 
@@ -300,13 +248,38 @@ def cmd_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_crossover(sub) -> None:
+    """The crossover command's options."""
+    p = sub.add_parser("crossover", help="forward against reverse time from tall to wide shapes")
+    p.add_argument("--frameworks", default="torch,tensorflow,jax")
+    p.add_argument(
+        "--total", type=arguments.size_type(), default=2**12, help="m * n, a power of two"
+    )
+    p.add_argument("--steps", type=int, default=9, help="shapes from tall to wide")
+    p.add_argument(
+        "--side",
+        type=arguments.size_type(),
+        default=None,
+        help="longest side m or n at the extremes, a power of two from sqrt(total) "
+        "to min(total, 2^14) (default: both extremes, m = total and n = total)",
+    )
+    p.add_argument("--repeats", type=int, default=7)
+    p.add_argument("--threads", type=int, default=1)
+    _add_limits(p)
+    p.add_argument("--jobs", type=int, default=1, help="workers at once")
+    p.add_argument("--out", help="also keep the rows in this results CSV (resumable)")
+    p.set_defaults(func=cmd_crossover)
+
+
 def cmd_crossover(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from jacbench.measure import crossover
     from jacbench.report.tables import crossover_report
 
-    report = crossover_report(
-        _split(args.frameworks) or [],
+    frameworks = _split(args.frameworks) or []
+    rows = crossover.measure(
+        frameworks,
         out=Path(args.out) if args.out else None,
         total=args.total,
         steps=args.steps,
@@ -317,8 +290,24 @@ def cmd_crossover(args: argparse.Namespace) -> int:
         timeout=300.0 if args.timeout is None else args.timeout,
         jobs=args.jobs,
     )
-    print(report, end="")
+    print(crossover_report(rows, frameworks), end="")
     return 0
+
+
+def _add_book(sub) -> None:
+    """The book command's options."""
+    p = sub.add_parser("book", help="build the HTML book (from the reference dataset)")
+    p.add_argument(
+        "--profile",
+        help="quick, standard or full: measured here into results/PROFILE.csv, then built "
+        "from (default: the committed reference dataset, measuring nothing)",
+    )
+    p.add_argument("--results", help="results CSV (default: results/PROFILE.csv)")
+    p.add_argument("--out", help="build folder (default: _build)")
+    p.add_argument(
+        "--no-measure", action="store_true", help="use the results as they are; sweep nothing"
+    )
+    p.set_defaults(func=cmd_book)
 
 
 def cmd_book(args: argparse.Namespace) -> int:
@@ -337,11 +326,22 @@ def cmd_book(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_reference(sub) -> None:
+    """The reference command's options."""
+    p = sub.add_parser("reference", help="measure what book/reference lacks; redraw its figure")
+    p.add_argument("--figure-only", action="store_true", help="redraw the figure; measure nothing")
+    p.add_argument("--check", action="store_true", help="list what it lacks; measure nothing")
+    p.add_argument("--fresh", action="store_true",
+                   help="measure every case again (after a change to how cases are measured): "
+                   "the dataset and its crossover are replaced, not added to")  # fmt: skip
+    p.set_defaults(func=cmd_reference)
+
+
 def cmd_reference(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from jacbench.measure import store
-    from jacbench.publish import book, reference
+    from jacbench.measure import store, sweeps
+    from jacbench.publish import reference
 
     if args.fresh and (args.check or args.figure_only):
         raise UsageError("--fresh measures everything again: not with --check or --figure-only")
@@ -360,11 +360,29 @@ def cmd_reference(args: argparse.Namespace) -> int:
     if args.fresh:
         reference.discard(results)
     if not args.figure_only:
-        book.measure_profile(dataset.PROFILE, results)
+        sweeps.measure_profile(dataset.PROFILE, results)
         advice.measure(results.parent / advice.FOLDER.name, fresh=args.fresh)
     figure = reference.draw_figure(results, results.parent / dataset.FIGURE.name)
     print(f"{dataset.RESULTS}: {len(store.read_rows(results))} rows; figure {figure}")
     return 0
+
+
+def _add_notebook(sub) -> None:
+    """The notebook command's options."""
+    p = sub.add_parser(
+        "notebook", help="convert one chapter notebook to .ipynb and execute it with papermill"
+    )
+    p.add_argument("name", help="the chapter, e.g. 04-gbm (notebooks/04-gbm.md)")
+    p.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        metavar=("KEY", "VALUE"),
+        help="a parameter of the notebook's parameters cell (repeatable)",
+    )
+    p.add_argument("--out", help="the executed notebook (default: _build/notebooks/NAME.ipynb)")
+    p.set_defaults(func=cmd_notebook)
 
 
 def cmd_notebook(args: argparse.Namespace) -> int:
@@ -374,6 +392,24 @@ def cmd_notebook(args: argparse.Namespace) -> int:
 
     print(book.run_notebook(args.name, args.parameter, Path(args.out) if args.out else None))
     return 0
+
+
+def _add_check_html(sub) -> None:
+    """The check-html command's options."""
+    p = sub.add_parser(
+        "check-html", help="open every page of a built book in headless Chromium; list problems"
+    )
+    p.add_argument(
+        "html", nargs="?", default="_build/html", help="built HTML (default: %(default)s)"
+    )
+    p.add_argument(
+        "--source", help="folder with _toc.yml and _config.yml (default: the build's staging tree)"
+    )
+    p.add_argument("--screenshots", help="where to save them (default: beside the HTML folder)")
+    p.add_argument(
+        "--chromium", help="the browser (default: $JACBENCH_CHROMIUM or /usr/bin/chromium)"
+    )
+    p.set_defaults(func=cmd_check_html)
 
 
 def cmd_check_html(args: argparse.Namespace) -> int:
@@ -386,6 +422,17 @@ def cmd_check_html(args: argparse.Namespace) -> int:
         print(line)
     print(summary, file=sys.stderr)
     return 1 if problems else 0
+
+
+def _add_pdf(sub) -> None:
+    """The pdf command's options."""
+    p = sub.add_parser("pdf", help="print a built book to one PDF with headless Chromium")
+    p.add_argument("--build", default="_build", help="the book build folder (default: %(default)s)")
+    p.add_argument("--out", help="the PDF (default: BUILD/pdf/jacbench.pdf)")
+    p.add_argument(
+        "--chromium", help="the browser (default: $JACBENCH_CHROMIUM or /usr/bin/chromium)"
+    )
+    p.set_defaults(func=cmd_pdf)
 
 
 def cmd_pdf(args: argparse.Namespace) -> int:

@@ -11,19 +11,11 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from jacbench.constants import AD_FRAMEWORKS
-from jacbench.measure import harness, runner, store
+from jacbench.measure import harness, profiles, runner, store
 from jacbench.measure.case import Case
 from jacbench.measure.targets import MODES, CrossoverTarget, parse
 from jacbench.problems import shapes
 from jacbench.units import parse_bytes
-
-# A profile's "crossover" entry, where it leaves a setting out. side: the longest side m or n
-# at the tall and wide extremes (None: total, from a single column to a single row); a large
-# total with a shorter side measures where arithmetic, not per-call overhead, dominates.
-DEFAULTS = {**shapes.SHAPE_DEFAULTS, "repeats": 5, "warm_budget_s": 2.0,
-            "threads": 1, "timeout": 300, "jobs": 1,
-            "frameworks": list(AD_FRAMEWORKS)}  # fmt: skip
 
 
 def cases(
@@ -39,7 +31,10 @@ def cases(
     ram: int | None = None,
 ) -> list[Case]:
     """Both modes at every shape from tall to wide, in each framework (without a cap, the
-    default of a machine with ram bytes of RAM, else of this one)."""
+    default of a machine with ram bytes of RAM, else of this one). side: the longest side m or
+    n at the tall and wide extremes (None: total, from a single column to a single row); a
+    large total with a shorter side measures where arithmetic, not per-call overhead,
+    dominates."""
     cap = parse_bytes(mem_cap) if mem_cap else harness.default_mem_cap(ram)
     return [
         Case(framework=fw, strategy=CrossoverTarget(fw, mode).text, problem="shapes",
@@ -97,24 +92,18 @@ def largest_total(rows: list[dict]) -> list[dict]:
     return [r for r in rows if r["outputs"] * r["inputs"] == total]
 
 
-def _settings(profile: dict) -> dict:
-    return {**DEFAULTS, **(profile.get("crossover") or {})}
+def profile_cases(profile: profiles.Profile, ram: int | None = None) -> list[Case]:
+    """The cases of a profile's crossover (its parsed "crossover" entry)."""
+    c = profile.crossover
+    return cases(list(c.frameworks), c.total, c.steps, c.repeats, c.warm_budget_s, c.threads,
+                 c.mem_cap, c.timeout, c.side, ram)  # fmt: skip
 
 
-def profile_cases(profile: dict, ram: int | None = None) -> list[Case]:
-    """The cases of a profile's crossover (its "crossover" entry, defaults filled in)."""
-    c = _settings(profile)
-    return cases(list(c["frameworks"]), int(c["total"]), int(c["steps"]), int(c["repeats"]),
-                 float(c["warm_budget_s"]), int(c["threads"]), c.get("mem_cap"),
-                 float(c["timeout"]), None if c["side"] is None else int(c["side"]),
-                 ram)  # fmt: skip
-
-
-def run_profile(profile: dict, results: Path, quiet: bool = False) -> Path:
+def run_profile(profile: profiles.Profile, results: Path, quiet: bool = False) -> Path:
     """Measure a profile's crossover beside its results, reusing the rows already there;
     returns the file."""
     out = path_for(results)
-    runner.run_sweep(profile_cases(profile), out, quiet=quiet, jobs=int(_settings(profile)["jobs"]))
+    runner.run_sweep(profile_cases(profile), out, quiet=quiet, jobs=profile.crossover.jobs)
     return out
 
 

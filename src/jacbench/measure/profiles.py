@@ -7,17 +7,19 @@ strategies, and unreadable YAML, are one UsageError naming what is wrong and wha
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from jacbench.constants import DTYPES, FRAMEWORKS, PROBLEMS
+from jacbench.constants import AD_FRAMEWORKS, DTYPES, FRAMEWORKS, PROBLEMS
 from jacbench.errors import UsageError, check_device, device_refusal
 from jacbench.measure import harness
 from jacbench.measure.case import Case
 from jacbench.measure.targets import CallableTarget, Target, parse
+from jacbench.problems.shapes import SHAPE_DEFAULTS
 from jacbench.strategies import registry
 from jacbench.units import parse_bytes, parse_size
 
@@ -34,13 +36,74 @@ OVERRIDE_KEYS = ("frameworks", "strategies", "paths", "inputs", "problems", "all
                  "mem_cap", "timeout", "threads", "device")  # fmt: skip
 
 
+# A crossover entry's values where the profile gives none (measure.crossover.cases says what
+# side means).
+CROSSOVER_DEFAULTS = {**SHAPE_DEFAULTS, "repeats": 5, "warm_budget_s": 2.0, "threads": 1,
+                      "timeout": 300, "jobs": 1, "frameworks": list(AD_FRAMEWORKS)}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Group:
+    """One group of a profile, its defaults merged in, every value parsed: sizes as numbers,
+    strategies None for all of the problem's, mem_cap None for the machine's default."""
+
+    problem: str
+    frameworks: tuple[str, ...]
+    strategies: tuple[str, ...] | None
+    exclude: tuple[str, ...]
+    paths: tuple[int, ...]
+    inputs: tuple[int, ...]
+    batch: tuple[int, ...]  # (0,) but for moments-batch
+    dtypes: tuple[str, ...]
+    allocators: tuple[str, ...]
+    steps: int
+    chunk_size: int
+    threads: int
+    mem_cap: int | None
+    timeout: float
+    repeats: int
+    warm_budget_s: float
+    ratio_processes: int
+    run_despite_model: bool
+    device: str
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """A profile's tall-to-wide crossover (measure.crossover), CROSSOVER_DEFAULTS filled in."""
+
+    frameworks: tuple[str, ...]
+    total: int
+    steps: int
+    side: int | None
+    repeats: int
+    warm_budget_s: float
+    threads: int
+    mem_cap: int | None
+    timeout: float
+    jobs: int
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A profile read from YAML, checked and parsed once (load_profile): its defaults as a
+    group of their own (what a case measured by hand takes), its groups and its crossover."""
+
+    name: str
+    jobs: int
+    defaults: Group
+    groups: tuple[Group, ...]
+    crossover: Crossover
+
+
 def profile_names() -> list[str]:
     files = resources.files("jacbench") / "profiles"
     return sorted(p.name[:-5] for p in files.iterdir() if p.name.endswith(".yaml"))
 
 
-def load_profile(name_or_path: str) -> dict:
-    """A profile by name (shipped with jacbench) or by path to a YAML file, checked."""
+def load_profile(name_or_path: str) -> Profile:
+    """A profile by name (shipped with jacbench) or by path to a YAML file, checked and parsed
+    (parse_profile): read once, here; everything downstream reads the Profile."""
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml") and path.is_file():
         text = path.read_text()
@@ -60,8 +123,7 @@ def load_profile(name_or_path: str) -> dict:
         raise UsageError(f"profile {name_or_path!r} is not valid YAML{where}: {what}") from None
     if not isinstance(data, dict) or not isinstance(data.get("groups"), list):
         raise UsageError(f"profile {name_or_path!r} has no 'groups' list")
-    check_profile(data, name_or_path)
-    return data
+    return parse_profile(data, name_or_path)
 
 
 def _unknown_keys(where: str, given: dict, valid: tuple[str, ...]) -> None:
@@ -98,7 +160,7 @@ def _check_crossover_shapes(where: str, entry: dict) -> None:
     shapes (the crossover is measured after the sweep)."""
     from jacbench.problems import shapes
 
-    c = {**shapes.SHAPE_DEFAULTS, **entry}
+    c = {**SHAPE_DEFAULTS, **entry}
     try:
         side = None if c["side"] is None else int(c["side"])
         shapes.shapes(int(c["total"]), int(c["steps"]), side)
@@ -108,40 +170,94 @@ def _check_crossover_shapes(where: str, entry: dict) -> None:
         raise UsageError(f"{where}: {e}") from None
 
 
-def check_profile(data: dict, label: str) -> None:
-    """UsageError for the first unknown key, framework, problem or strategy in a profile."""
+def _group(raw: dict, defaults: dict, where: str) -> Group:
+    """One group, its defaults merged in, checked and parsed: UsageError for the first unknown
+    key, framework, problem, strategy or size."""
+    _unknown_keys(where, raw, GROUP_KEYS)
+    g = {**defaults, **raw}
+    problem = g.get("problem", "gbm")
+    if problem not in PROBLEMS:
+        raise UsageError(f"{where} names unknown problem {problem!r}; choose one of: "
+                         f"{', '.join(PROBLEMS)}")  # fmt: skip
+    named = _as_list(g.get("frameworks"))
+    frameworks = named or list(FRAMEWORKS)
+    _check_frameworks(where, frameworks)
+    device = str(g.get("device", "cpu"))
+    check_device(device)
+    for fw in named:  # those named: a group that names one means it
+        if refusal := device_refusal(fw, fw, device):
+            raise UsageError(f"{where}: {refusal}")
+    spec = g.get("strategies")
+    strategies = None if spec in (None, "all") else tuple(str(n) for n in _as_list(spec))
+    for name in strategies or ():
+        if not any(_target(fw, name, problem) for fw in frameworks):
+            raise UsageError(
+                f"{where}: strategy {name!r} exists in none of {', '.join(frameworks)} for "
+                f"problem {problem}; see 'jacbench strategies'"
+            )
+    cap = g.get("mem_cap")
+    return Group(
+        problem=problem,
+        frameworks=tuple(frameworks),
+        strategies=strategies,
+        exclude=tuple(_as_list(g.get("exclude"))),
+        paths=tuple(parse_size(n, "paths") for n in _as_list(g.get("paths", [1000]))),
+        inputs=tuple(parse_size(n, "inputs") for n in _as_list(g.get("inputs", [1000]))),
+        batch=tuple(parse_size(b, "batch") for b in _as_list(g.get("batch", [8])))
+        if problem == "moments-batch" else (0,),
+        dtypes=tuple(_as_list(g.get("dtypes", ["float32"]))),
+        allocators=tuple(_as_list(g.get("allocators", "glibc"))),
+        steps=parse_size(g.get("steps", 52), "steps"),
+        chunk_size=parse_size(g.get("chunk_size", 256), "chunk_size"),
+        threads=int(g.get("threads", 1)),
+        mem_cap=None if cap in (None, "") else parse_bytes(cap),
+        timeout=float(g.get("timeout", 300)),
+        repeats=parse_size(g.get("repeats", 5), "repeats"),
+        warm_budget_s=float(g.get("warm_budget_s", 10)),
+        ratio_processes=parse_size(g.get("ratio_processes", 1), "ratio_processes"),
+        run_despite_model=_run_despite_model(g, where),
+        device=device,
+    )  # fmt: skip
+
+
+def _crossover(raw: dict, where: str) -> Crossover:
+    """The profile's crossover entry, checked and parsed, CROSSOVER_DEFAULTS filled in."""
+    _unknown_keys(where, raw, CROSSOVER_KEYS)
+    _check_frameworks(where, _as_list(raw.get("frameworks")))
+    _check_crossover_shapes(where, raw)
+    c = {**CROSSOVER_DEFAULTS, **raw}
+    cap = c.get("mem_cap")
+    return Crossover(
+        frameworks=tuple(_as_list(c["frameworks"])),
+        total=int(c["total"]),
+        steps=int(c["steps"]),
+        side=None if c["side"] is None else int(c["side"]),
+        repeats=int(c["repeats"]),
+        warm_budget_s=float(c["warm_budget_s"]),
+        threads=int(c["threads"]),
+        mem_cap=None if cap in (None, "") else parse_bytes(cap),
+        timeout=float(c["timeout"]),
+        jobs=int(c["jobs"]),
+    )
+
+
+def parse_profile(data: dict, label: str) -> Profile:
+    """A profile's YAML data, checked whole and parsed once: UsageError for the first unknown
+    key, framework, problem, strategy or size, naming where it is."""
     _unknown_keys(f"profile {label!r}", data, TOP_KEYS)
-    _unknown_keys(f"profile {label!r} defaults", data.get("defaults") or {}, GROUP_KEYS)
-    _unknown_keys(f"profile {label!r} crossover", data.get("crossover") or {}, CROSSOVER_KEYS)
-    _check_frameworks(f"profile {label!r} crossover", _as_list((data.get("crossover") or {})
-                                                                .get("frameworks")))  # fmt: skip
-    _check_crossover_shapes(f"profile {label!r} crossover", data.get("crossover") or {})
-    defaults = data.get("defaults") or {}
-    for i, group in enumerate(data["groups"], 1):
-        where = f"profile {label!r} group {i}"
-        _unknown_keys(where, group, GROUP_KEYS)
-        g = {**defaults, **group}
-        problem = g.get("problem", "gbm")
-        if problem not in PROBLEMS:
-            raise UsageError(f"{where} names unknown problem {problem!r}; choose one of: "
-                             f"{', '.join(PROBLEMS)}")  # fmt: skip
-        frameworks = _as_list(g.get("frameworks")) or list(FRAMEWORKS)
-        _check_frameworks(where, frameworks)
-        _run_despite_model(g, where)
-        device = str(g.get("device", "cpu"))
-        check_device(device)
-        for fw in _as_list(g.get("frameworks")):  # those named: a group that names one means it
-            if refusal := device_refusal(fw, fw, device):
-                raise UsageError(f"{where}: {refusal}")
-        spec = g.get("strategies")
-        if spec in (None, "all"):
-            continue
-        for name in _as_list(spec):
-            if not any(_target(fw, name, problem) for fw in frameworks):
-                raise UsageError(
-                    f"{where}: strategy {name!r} exists in none of {', '.join(frameworks)} for "
-                    f"problem {problem}; see 'jacbench strategies'"
-                )
+    raw_defaults = data.get("defaults") or {}
+    where = f"profile {label!r} defaults"
+    _unknown_keys(where, raw_defaults, GROUP_KEYS)
+    crossover = _crossover(data.get("crossover") or {}, f"profile {label!r} crossover")
+    groups = tuple(_group(g, raw_defaults, f"profile {label!r} group {i}")
+                   for i, g in enumerate(data["groups"], 1))  # fmt: skip
+    return Profile(
+        name=str(data.get("name") or Path(label).stem),
+        jobs=int(data.get("jobs", 1)),
+        defaults=_group({}, raw_defaults, where),
+        groups=groups,
+        crossover=crossover,
+    )
 
 
 def _run_despite_model(g: dict, where: str) -> bool:
@@ -177,81 +293,65 @@ def check_overrides(overrides: dict) -> dict:
     return o
 
 
-def _targets(framework: str, spec: Any, problem: str) -> list[Target]:
-    """The group's targets that exist in this framework for the problem ("all": every
+def _targets(framework: str, names: tuple[str, ...] | None, problem: str) -> list[Target]:
+    """The group's targets that exist in this framework for the problem (None: every
     registered strategy of the problem)."""
-    if spec in (None, "all"):
-        names = [s.name for s in registry.by_framework(framework, problem)]
-    else:
-        names = _as_list(spec)
+    if names is None:
+        names = tuple(s.name for s in registry.by_framework(framework, problem))
     return [t for t in (_target(framework, n, problem) for n in names) if t is not None]
 
 
-def _sizes(g: dict, problem: str, overrides: dict) -> list[dict[str, int]]:
+def _sizes(g: Group, overrides: dict) -> list[dict[str, int]]:
     """The group's sizes as Case fields: paths for gbm, inputs (and batch) for moments."""
-    if problem == "gbm":
-        paths = overrides.get("paths") or [parse_size(n, "paths") for n in g.get("paths", [1000])]
-        return [{"paths": n} for n in paths]
-    inputs = overrides.get("inputs") or [parse_size(n, "inputs") for n in g.get("inputs", [1000])]
-    if problem == "moments-batch":
-        batches = [parse_size(b, "batch") for b in g.get("batch", [8])]
-    else:
-        batches = [0]
-    return [{"inputs": n, "batch": b} for n in inputs for b in batches]
+    if g.problem == "gbm":
+        return [{"paths": n} for n in overrides.get("paths") or g.paths]
+    inputs = overrides.get("inputs") or g.inputs
+    return [{"inputs": n, "batch": b} for n in inputs for b in g.batch]
 
 
-def _settings(g: dict, overrides: dict, ram: int | None = None) -> dict[str, Any]:
+def _settings(g: Group, overrides: dict, ram: int | None = None) -> dict[str, Any]:
     """The Case fields a group sets besides target and size (a case without a cap of its own
     gets harness.default_mem_cap of the RAM given, else of this machine's)."""
+    cap = overrides.get("mem_cap") or g.mem_cap
     return {
-        "steps": parse_size(g.get("steps", 52), "steps"),
-        "chunk_size": parse_size(g.get("chunk_size", 256), "chunk_size"),
-        "threads": int(overrides.get("threads") or g.get("threads", 1)),
-        "mem_cap": parse_bytes(
-            overrides.get("mem_cap") or g.get("mem_cap") or harness.default_mem_cap(ram)
-        ),
-        "timeout": float(overrides.get("timeout") or g.get("timeout", 300)),
-        "repeats": parse_size(g.get("repeats", 5), "repeats"),
-        "warm_budget_s": float(g.get("warm_budget_s", 10)),
-        "ratio_processes": parse_size(g.get("ratio_processes", 1), "ratio_processes"),
-        "run_despite_model": _run_despite_model(g, "a profile group"),
-        "device": str(overrides.get("device") or g.get("device", "cpu")),
+        "steps": g.steps,
+        "chunk_size": g.chunk_size,
+        "threads": int(overrides.get("threads") or g.threads),
+        "mem_cap": parse_bytes(cap) if cap else harness.default_mem_cap(ram),
+        "timeout": float(overrides.get("timeout") or g.timeout),
+        "repeats": g.repeats,
+        "warm_budget_s": g.warm_budget_s,
+        "ratio_processes": g.ratio_processes,
+        "run_despite_model": g.run_despite_model,
+        "device": str(overrides.get("device") or g.device),
     }
 
 
-def _group_cases(g: dict, o: dict, ram: int | None = None) -> list[Case]:
-    """The cases of one group (defaults merged in), overrides applied."""
-    problem = g.get("problem", "gbm")
-    frameworks = _as_list(g.get("frameworks")) or list(FRAMEWORKS)
-    if o.get("frameworks"):
-        frameworks = [fw for fw in frameworks if fw in o["frameworks"]]
-    excluded = _as_list(g.get("exclude"))
+def _group_cases(g: Group, o: dict, ram: int | None = None) -> list[Case]:
+    """The cases of one group, overrides applied."""
+    frameworks = [fw for fw in g.frameworks if not o.get("frameworks") or fw in o["frameworks"]]
     settings = _settings(g, o, ram)
-    sizes = _sizes(g, problem, o)
-    dtypes = _as_list(g.get("dtypes", ["float32"]))
-    allocators = o.get("allocators") or _as_list(g.get("allocators", "glibc"))
+    allocators = o.get("allocators") or g.allocators
     cases = []
     for fw in frameworks:
-        targets = _targets(fw, g.get("strategies"), problem)
-        targets = [t for t in targets if f"{fw}/{t.text}" not in excluded]
-        if o.get("strategies"):
-            targets = [t for t in targets if t.text in o["strategies"]]
-        for target, size, dtype, alloc in itertools.product(targets, sizes, dtypes, allocators):
-            if target.unsupported(problem, dtype, settings["device"]) is None:
-                cases.append(Case(framework=fw, strategy=target.text, problem=problem,
+        targets = [t for t in _targets(fw, g.strategies, g.problem)
+                   if f"{fw}/{t.text}" not in g.exclude
+                   and (not o.get("strategies") or t.text in o["strategies"])]  # fmt: skip
+        for target, size, dtype, alloc in itertools.product(
+            targets, _sizes(g, o), g.dtypes, allocators
+        ):
+            if target.unsupported(g.problem, dtype, settings["device"]) is None:
+                cases.append(Case(framework=fw, strategy=target.text, problem=g.problem,
                                   dtype=dtype, allocator=alloc, **size, **settings))  # fmt: skip
     return cases
 
 
-def expand(profile: dict, overrides: dict | None = None, ram: int | None = None) -> list[Case]:
+def expand(profile: Profile, overrides: dict | None = None, ram: int | None = None) -> list[Case]:
     """Every case of a profile, once each, with command-line overrides applied to all groups;
     the default caps are those of a machine with ram bytes of RAM (default: this one)."""
     o = check_overrides(overrides or {})
-    defaults = dict(profile.get("defaults") or {})
     cases: dict[Case, None] = {}
-    for group in profile["groups"]:
-        g = {**defaults, **group}
-        if o.get("problems") and g.get("problem", "gbm") not in o["problems"]:
-            continue
-        cases.update(dict.fromkeys(_group_cases(g, o, ram)))
+    for g in profile.groups:
+        if not o.get("problems") or g.problem in o["problems"]:
+            cases.update(dict.fromkeys(_group_cases(g, o, ram)))
     return list(cases)

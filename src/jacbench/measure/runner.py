@@ -332,9 +332,9 @@ def sweep(
     cases = profiles.expand(spec, overrides)
     if not cases:
         raise UsageError("the profile and filters select no case")
-    name = spec.get("name", Path(profile).stem)
+    name = spec.name
     out = Path(out) if out else Path("results") / f"{name}.csv"
-    jobs = jobs if jobs is not None else int(spec.get("jobs", 1))
+    jobs = jobs if jobs is not None else spec.jobs
     if jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {jobs}")
     if stop_after is not None and not stop_after > 0:

@@ -321,6 +321,7 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
 def _compile_cost(target, case, device: str, rec: dict[str, Any]) -> None:
     """The target built again and called once with its compiler's caches empty
     (measure.compile_cost); a failure is said in the message, the measurement stands."""
+
     def build():
         return gpu_memory.prepared(target.build(case), target.imports, device)
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 
 from jacbench.errors import UsageError
-from jacbench.measure import crossover, profiles, runner, store
+from jacbench.measure import crossover, profiles, store, sweeps
 from jacbench.publish.execution import BookError, declared, execute, execute_all
 from jacbench.publish.execution import say as _say
 from jacbench.publish.parameters import checkout_root, parse_parameters
@@ -243,17 +243,6 @@ def run_notebook(name: str, pairs: list[list[str]] | None, out: Path | None = No
     return execute(nb, params, root, source.relative_to(root))
 
 
-def measure_profile(profile: str, results: Path) -> Path:
-    """Sweep a profile into results and its crossover beside them, measuring only the cases the
-    files lack (both are resumable). Returns the results' path."""
-    _say(f"sweeping the {profile} profile into {results} (cases already measured are kept)")
-    spec = profiles.load_profile(profile)
-    runner.run_sweep(profiles.expand(spec), results, jobs=int(spec.get("jobs", 1)))
-    _say(f"the tall-to-wide crossover into {crossover.path_for(results)} (cases kept)")
-    crossover.run_profile(spec, results)
-    return results
-
-
 def build(
     profile: str | None = None,
     root: Path = Path("."),
@@ -283,7 +272,7 @@ def build(
     timings = {}
     t0 = time.monotonic()
     if measure:
-        measure_profile(profile, results)
+        sweeps.measure_profile(profile, results)
     elif not results.exists():
         raise UsageError(f"no results at {results}; run without --no-measure first")
     store.check(results)  # UsageError if it is not a results file of this version
