@@ -159,13 +159,13 @@ def test_the_cpu_path_waits_for_nothing_and_measures_no_device_memory():
 
 
 def test_the_questions_program_on_a_device_is_the_program_as_posted():
-    from jacbench.strategies import torch_gbm
+    from jacbench.strategies import torch_gbm, torch_question
 
     # Its GPU form run on the CPU (a CPU generator seeded the same way): the same normals, so
     # the same paths and Jacobian as the program as posted.
     case = _case("gbm")
     posted = torch_gbm.build_question(case)()
-    on_device = devices.to_host(torch_gbm._question_on_device(case)())
+    on_device = devices.to_host(torch_question.question_on_device(case)())
     np.testing.assert_array_equal(on_device.terminal, posted.terminal)
     np.testing.assert_array_equal(on_device.jacobian, posted.jacobian)
     assert registry.get("torch", "question").error(case, on_device) < TOLERANCE["float32"]

@@ -66,3 +66,19 @@ def measure(framework: str, build: Callable[[], Callable[[], Any]], warm_min_s: 
         call()
         recompile_s = time.perf_counter() - t0
     return {"recompile_s": recompile_s, "compile_s": recompile_s - warm_min_s}
+
+
+def record(target, case, device: str, rec: dict[str, Any]) -> None:
+    """measure for a worker's target, into its record: the target built again (on its device,
+    measure.gpu_memory) and called once with its compiler's caches empty. A failure is said in
+    the message; the measurement stands."""
+    from jacbench.measure import gpu_memory
+
+    def build():
+        return gpu_memory.prepared(target.build(case), target.imports, device)
+
+    try:
+        rec.update(measure(target.imports, build, rec["warm_min_s"]))
+    except Exception as e:  # noqa: BLE001 - the measurement stands without its compile cost
+        said = f"compile cost not measured: {type(e).__name__}: {e}"
+        rec["message"] = "; ".join(m for m in (rec.get("message"), said) if m)

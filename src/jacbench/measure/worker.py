@@ -309,27 +309,13 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
             if emit:
                 emit({**rec, "hwm_reset": all(resets)})  # a kill in the second compile keeps this
             del call, raw
-            _compile_cost(target, case, device, rec)
+            compile_cost.record(target, case, device, rec)
     except BaseException as e:  # noqa: BLE001 - any failure of the case is its result
         rec["status"] = "error"
         rec["message"] = f"{type(e).__name__}: {e}".strip()[:2000]
         rec["traceback"] = traceback.format_exc()[-4000:]
     rec["hwm_reset"] = all(resets) if resets else False
     return rec
-
-
-def _compile_cost(target, case, device: str, rec: dict[str, Any]) -> None:
-    """The target built again and called once with its compiler's caches empty
-    (measure.compile_cost); a failure is said in the message, the measurement stands."""
-
-    def build():
-        return gpu_memory.prepared(target.build(case), target.imports, device)
-
-    try:
-        rec.update(compile_cost.measure(target.imports, build, rec["warm_min_s"]))
-    except Exception as e:  # noqa: BLE001 - the measurement stands without its compile cost
-        said = f"compile cost not measured: {type(e).__name__}: {e}"
-        rec["message"] = "; ".join(m for m in (rec.get("message"), said) if m)
 
 
 def _probe(params: dict, rec: dict[str, Any]) -> dict[str, Any]:

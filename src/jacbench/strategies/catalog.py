@@ -40,7 +40,7 @@ FLOOR = (
     "The floor: S_T and both derivatives written by hand (S_T / S0, S_T (W_T - sigma T)) "
     "in one compiled pass, no automatic differentiation."
 )
-# The suffix of a simulation that returns the whole path ("simulation:jit-path"): a compiler
+# The suffix of a simulation that returns the whole path (jit-path, of the jit mode): a compiler
 # given S_T alone to return drops the path, which the question keeps.
 PATH = "-path"
 # One N x N array in the memory model's batch unit (N path arrays of M+1 = 53 rows). What a
@@ -278,7 +278,7 @@ ROWS: tuple[dict, ...] = (
        "pathwise compiled with XLA's YNNPACK fusion turned off "
        "(xla_cpu_experimental_ynn_fusion_type empty): what those fusions cost a reverse pass.",
        call="jax.jit(jax.grad(lambda xs: f(xs).sum()), compiler_options=...)",
-       memory=M(arrays=6.5, fixed_mib=40), candidate=False),
+       memory=M(arrays=6.5, fixed_mib=40), candidate=False, experiment="ynnpack"),
     _s("jax", "hand-fused", "none", "single-pass", "jit", FLOOR,
        call="jax.jit of S_T, S_T / S0 and S_T (W_T - sigma T), no AD",
        memory=M(arrays=2, fixed_mib=40), candidate=False, floor=True),

@@ -98,6 +98,10 @@ class Strategy(Unsupported):
     # AD (catalog.FLOOR). How far a Jacobian is from it is what automatic differentiation costs
     # beyond the arithmetic.
     floor: bool = False
+    # A build-setting experiment: the same differentiation compiled another way (JAX's pathwise
+    # gradient with YNNPACK's fusion off: "ynnpack"), "" for none. The chapters that list the
+    # ways to differentiate leave it out; the cost tables show it beside its twin.
+    experiment: str = ""
 
     @property
     def key(self) -> str:

@@ -128,8 +128,10 @@ def build_hand_fused(case: GBMCase) -> Callable[[], JacobianResult]:
 
 def build_question(case: GBMCase) -> Callable[[], JacobianResult]:
     """The question's PyTorch program, kept as written (float32, its own normals)."""
-    if case.device != "cpu":
-        return _question_on_device(case)  # the same program, its tensors made on the GPU
+    if case.device != "cpu":  # the same program, its tensors made on the GPU
+        from jacbench.strategies.torch_question import question_on_device
+
+        return question_on_device(case)
     p = case.params
     n, m, seed = p.paths, p.steps, p.seed
 
@@ -162,49 +164,6 @@ def build_question(case: GBMCase) -> Callable[[], JacobianResult]:
         with torch.no_grad():
             terminal = gbm_wrapper(spot, vol)
         return _result(j[0], j[1], terminal, devices.torch_output("cpu"))
-
-    return run
-
-
-def _question_on_device(case: GBMCase) -> Callable[[], JacobianResult]:
-    """build_question's program on a GPU: as posted but for device=device on the tensors it
-    makes, and a generator of the device (torch.manual_seed returns the CPU's, which cannot draw
-    there), seeded the same way on every call. Kept apart so that build_question reads as posted.
-    """
-    p = case.params
-    n, m, seed = p.paths, p.steps, p.seed
-    device, out = devices.torch_device(case.device), devices.torch_output(case.device)
-    generator = torch.Generator(device)
-
-    # fmt: off
-    def sim_gbm(N, t, spot, drift, vol, seed=None):
-        M = int(t.shape[0])
-        dt = torch.diff(t)
-
-        Z = torch.normal(mean=0.0, std=1.0, size=(M - 1, N), generator=generator.manual_seed(seed),
-                         device=device)
-
-        W = torch.concatenate([
-            torch.zeros(size=(1, N), device=device), torch.sqrt(dt)[:, None] * Z
-        ]).cumsum(axis=0)
-
-        S = spot * torch.exp(((drift - 0.5 * vol ** 2) * t)[:, None] + vol * W)
-        return S[-1,]
-    # fmt: on
-
-    def run() -> JacobianResult:
-        spot = torch.tensor(p.spot, requires_grad=True, device=device)
-        drift = torch.tensor(p.drift, device=device)
-        vol = torch.tensor(p.vol, requires_grad=True, device=device)
-        t = torch.linspace(0.0, p.maturity, m + 1, device=device)
-
-        def gbm_wrapper(spot, vol):
-            return sim_gbm(n, t, spot, drift, vol, seed)
-
-        j = jacobian(func=gbm_wrapper, inputs=(spot, vol))
-        with torch.no_grad():
-            terminal = gbm_wrapper(spot, vol)
-        return _result(j[0], j[1], terminal, out)
 
     return run
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from jacbench.constants import AD_FRAMEWORKS
+from jacbench.measure.targets import SimulationTarget, parse
 from jacbench.report import queries
 from jacbench.report.chapters.gbm.costs import FORWARD, PATHWISE, family, num
 from jacbench.strategies import registry
@@ -49,10 +50,11 @@ def _quotient(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
 
 
-def _ratio(df: pd.DataFrame, framework: str, strategy: str, n: int) -> float | None:
-    target = "simulation" if strategy.startswith("simulation:") else "strategy"
-    row = queries.one(queries.gbm(df, target, framework=framework, paths=n),
-                      strategy=strategy, status="ok")  # fmt: skip
+def _ratio(df: pd.DataFrame, framework: str, text: str, n: int) -> float | None:
+    """The measured ratio of a strategy or simulation (its row's text) at N."""
+    kind = parse(framework, text).kind
+    row = queries.one(queries.gbm(df, kind, framework=framework, paths=n),
+                      strategy=text, status="ok")  # fmt: skip
     return num(row, "ratio_median")
 
 
@@ -72,7 +74,7 @@ def yardsticks(df: pd.DataFrame, n: int | None) -> tuple[Yardstick, ...]:
         floor = registry.floor(fw)
         for sim in registry.path_simulations(fw):
             mode = registry.path_of(sim)
-            path = _ratio(df, fw, f"simulation:{sim}", n)
+            path = _ratio(df, fw, SimulationTarget(fw, sim).text, n)
             if path is None:
                 continue
             at_floor = floor and floor.execution == mode
