@@ -92,16 +92,11 @@ def built(tmp_path_factory):
 
 
 # The fixtures that sweep the quick profile or build the book (minutes, once per session): a test
-# that uses one is slow, whatever its own marks say; `make test-fast` leaves them out. Under
-# pytest-xdist (`make test` runs two workers, --dist loadgroup) every such test is in one group,
-# so one worker makes each fixture once while the other runs the rest.
+# that uses one is slow, whatever its own marks say; `make test-fast` leaves them out.
 HEAVY_FIXTURES = {"quick_results", "built"}
-HEAVY_GROUP = "sweep-and-book"
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the node ids
 def pytest_collection_modifyitems(items):
     for item in items:
         if HEAVY_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
-            item.add_marker(pytest.mark.xdist_group(HEAVY_GROUP))
