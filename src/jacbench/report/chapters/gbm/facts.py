@@ -42,6 +42,9 @@ class Facts:
     picks: Picks
     accuracy: Accuracy
     yardsticks: tuple[Yardstick, ...]  # at the largest N with a path-returning simulation
+    # Each simulation's first call at the question's N, by (framework, execution mode): what a
+    # first call costs with nearly nothing to compute.
+    simulation_first: Mapping[tuple[str, str], float]
 
     def cost(self, framework: str, name: str) -> Cost | None:
         return next((c for c in self.costs if (c.framework, c.name) == (framework, name)), None)
@@ -237,4 +240,10 @@ def facts(df: pd.DataFrame, book: Picks, question_n: int = QUESTION_N) -> Facts:
         picks=book,
         accuracy=accuracy(df, question_n),
         yardsticks=yardsticks(df, max(path_sizes(df), default=None)),
+        simulation_first={
+            (fw, mode): float(row["cold_s"])
+            for fw in AD_FRAMEWORKS
+            for mode in registry.executions(fw)
+            if (row := queries.simulation(df, fw, mode, question_n)) is not None
+        },
     )
