@@ -60,8 +60,13 @@ def family(framework: str, name: str) -> str:
 
 
 def strong(framework: str, name: str) -> bool:
-    """Drawn strong: a recommended family's strategy, or the question's own program."""
-    return name == "question" or family(framework, name) in RECOMMENDED
+    """Drawn strong: a recommended family's strategy (not a build experiment), or the question's
+    own program."""
+    if name == "question":
+        return True
+    target = parse(framework, name)
+    experiment = target.kind == "strategy" and registry.get(framework, name).experiment
+    return family(framework, name) in RECOMMENDED and not experiment
 
 
 def _short(framework: str, name: str) -> str:
