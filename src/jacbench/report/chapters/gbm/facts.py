@@ -210,11 +210,6 @@ class Facts:
         ]
         return min(mine, key=lambda y: getattr(y, f"over_{yardstick}"), default=None)  # fmt: skip
 
-    def over(self, yardstick: str) -> list[float]:
-        """The efficient strategies' ratios over the path ('path') or the floor ('floor')."""
-        values = [getattr(y, f"over_{yardstick}") for y in self.yardsticks]
-        return [v for v in values if v is not None]
-
     @property
     def top_priced_n(self) -> int | None:
         """The largest N at which a compiled form was priced beside its eager twin."""
