@@ -165,6 +165,8 @@ ROWS: tuple[dict, ...] = (
        call="tape.jacobian(y, x), normals drawn in f",
        dtypes=F32, faithful=True, candidate=False,
        memory=M(batch=3.2, fixed_mib=70)),
+    # batch=3.2: pfor's program holds three batches of N path arrays at once when its ready
+    # operations run side by side (strategies.pfor_anatomy), and 3.2 were measured at N = 3,000.
     _s("tensorflow", "tape-jacobian-pfor", "reverse", "vectorized", "eager",
        "GradientTape.jacobian with its defaults: pfor vectorizes all N backward passes.",
        call="tape.jacobian(y, x)",

@@ -39,6 +39,7 @@ class Held:
     chunk_size: int
     chunk_batch: int
     pfor_predicted: int
+    pfor_batches: float  # the memory model's batches of N path arrays for TensorFlow's pfor
 
 
 def held(paths: int = QUESTION_N) -> Held:
@@ -55,6 +56,7 @@ def held(paths: int = QUESTION_N) -> Held:
         chunk,
         chunk * p.path_array_bytes,
         predicted,
+        pfor.memory.batch,
     )
 
 
@@ -229,6 +231,7 @@ class Facts:
     slope: float | None  # log-log slope of pfor's memory against N, from SLOPE_FROM up
     slope_sizes: tuple[int, int] | None  # the first and last N of that fit
     pfor_loop_largest: Run | None  # the loop pfor vectorizes, at its largest N
+    pfor_largest: Run | None  # pfor itself at its largest N
     loop_pairs: tuple[LoopPair, ...]  # every N at which a loop and its vectorized form ran
     terminals: tuple[Terminal, ...]
     at_question: Mapping[str, Mapping[str, Run]]  # framework -> way (WAYS) -> run at n
@@ -255,6 +258,15 @@ class Facts:
     ) -> bool:
         """Whether every pair of a framework from N = from_n up went the same way."""
         return self.winners(framework, wanted, from_n) == {winner}
+
+    @property
+    def pfor_batches(self) -> float | None:
+        """pfor's measured peak beyond the inputs at its largest N, in batches of N path
+        arrays (N x (M+1) x N values)."""
+        r = self.pfor_largest
+        if r is None or r.beyond_inputs is None:
+            return None
+        return r.beyond_inputs / (r.paths * GBMParams(paths=r.paths).path_array_bytes)
 
     @property
     def grows_quadratically(self) -> bool:
@@ -304,6 +316,7 @@ def facts(df: pd.DataFrame, others: list[pd.DataFrame] | None = None, n: int = Q
     slope, sizes = _slope(df)
     loop = registry.get(*PFOR).vectorizes
     largest = queries.largest_ok(df, PFOR[0], loop)
+    pfor_largest = queries.largest_ok(df, *PFOR)
     at_question = {
         fw: {way: run(df, fw, name, n) for way, name in ways(fw).items()} for fw in AD_FRAMEWORKS
     }
@@ -315,6 +328,7 @@ def facts(df: pd.DataFrame, others: list[pd.DataFrame] | None = None, n: int = Q
         pfor_loop_largest=None
         if largest is None
         else run(df, PFOR[0], loop, int(largest["paths"])),
+        pfor_largest=None if pfor_largest is None else run(df, *PFOR, int(pfor_largest["paths"])),
         loop_pairs=tuple(_loop_pairs(df, margins)),
         terminals=tuple(_terminals(df)),
         at_question=at_question,
