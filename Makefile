@@ -50,17 +50,19 @@ packages:
 	@.ci/packages
 
 # ALLOW_NO_TESTS=1 (set by .ci/run) turns pytest's "no tests collected" (exit 5) into success;
-# make itself would report any failing recipe as status 2 and hide the difference.
+# make itself would report any failing recipe as status 2 and hide the difference. Two workers
+# (pytest-xdist) on one thread each: the tests of the quick sweep are one group and those of the
+# book another (tests/conftest.py), so each is made once, both start first, and the other tests
+# fill the workers around them.
 test: $(TEST_ENV) packages
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
-	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
+	@$(BIN)/python -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ] && [ -n "$(ALLOW_NO_TESTS)" ]; then echo "pytest collected no tests"; rc=0; fi; \
 	exit $$rc
 
 # The unit tier: every test not marked slow (those sweep the quick profile, build the book or open
-# it in the browser), on every core (pytest-xdist): make test runs one test at a time, so that its
-# sweeps do not share the cores they measure on.
+# it in the browser), on every core (pytest-xdist).
 test-fast: $(TEST_ENV)
 	$(BIN)/python -m pytest -m "not slow" -n auto $(PYTEST_ARGS)
 

@@ -1,9 +1,20 @@
+import dataclasses
 import os
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# Under pytest-xdist (make test runs two workers on the machine's two cores) each worker computes
+# on one thread: two workers each spinning up a pool of two would ask four threads of two cores.
+# Measuring workers set their own threads (measure.worker), whatever these say.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                 "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS"):  # fmt: skip
+        os.environ.setdefault(name, "1")
+    os.environ.setdefault(
+        "XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    )
 
 from jacbench.constants import TOLERANCE  # noqa: E402, F401 - the acceptance tolerance
 from jacbench.problems import gbm  # noqa: E402
@@ -52,17 +63,46 @@ def small(small_results):
     return data.load(small_results)
 
 
+# The test sweep: each case of the quick profile's once per problem, framework, strategy and
+# dtype, at its smallest size, the GBM's at no more than SWEEP_PATHS paths (a loop over N
+# outputs costs N^2; TensorFlow's took 56 s at 1,000), and the questions' programs at their own
+# size as well (their failures are tested); each with the fewest calls: the worker's own minimum
+# of 3 warm calls and 3 pairs (measure.worker.MIN_CALLS), in the shortest budget.
+SWEEP_PATHS, SWEEP_REPEATS, SWEEP_BUDGET_S = 300, 3, 0.05
+
+
+def sweep_cases(cases: list) -> list:
+    """The test sweep's cases (see SWEEP_PATHS) from the quick profile's, in its order."""
+    from jacbench.report.picks import QUESTION_N
+
+    smallest: dict[tuple, object] = {}  # each kind of case at its smallest size, in first order
+    for c in cases:
+        own = c.strategy == "question" and c.paths == QUESTION_N  # the question's program
+        what = (c.problem, c.framework, c.strategy, c.dtype, own)
+        size = (c.paths, c.inputs, c.batch)
+        if what not in smallest or size < (smallest[what].paths, smallest[what].inputs,
+                                            smallest[what].batch):  # fmt: skip
+            smallest[what] = c
+    kept = []
+    for (*_, own), c in smallest.items():
+        fewest = {"repeats": min(c.repeats, SWEEP_REPEATS), "warm_budget_s": SWEEP_BUDGET_S}
+        kept.append(dataclasses.replace(c, paths=c.paths if own else min(c.paths, SWEEP_PATHS),
+                                        **fewest))  # fmt: skip
+    return kept
+
+
 @pytest.fixture(scope="session")
 def quick_results(tmp_path_factory):
-    """The quick profile's cases swept once per test session (about 4 minutes on 2 cores):
-    every strategy in a capped worker as the current code runs it. Its crossover is left out:
-    the test book is built from the reference dataset, which holds one, and the crossover's
+    """The quick profile swept once per test session as sweep_cases trims it (about 3 minutes
+    beside the other tests on 2 cores): every strategy in a capped worker as the current code
+    runs it; the tests read what the rows hold, not how fast. Its crossover is left out: the
+    test book is built from the reference dataset, which holds one, and the crossover's
     measuring is tested on its own (tests/test_crossover.py)."""
     from jacbench.measure import profiles, runner
 
     out = tmp_path_factory.mktemp("results") / "quick.csv"
     profile = profiles.load_profile("quick")
-    cases = profiles.expand(profile)
+    cases = sweep_cases(profiles.expand(profile))
     runner.run_sweep(cases, out, quiet=True, jobs=profile.jobs)
     return out, cases
 
@@ -92,11 +132,16 @@ def built(tmp_path_factory):
 
 
 # The fixtures that sweep the quick profile or build the book (minutes, once per session): a test
-# that uses one is slow, whatever its own marks say; `make test-fast` leaves them out.
-HEAVY_FIXTURES = {"quick_results", "built"}
+# that uses one is slow, whatever its own marks say; `make test-fast` leaves them out. Under
+# pytest-xdist (make test: two workers, --dist loadgroup) the tests of each fixture are one
+# group, so that one worker makes it, once, while the other runs other tests.
+HEAVY_FIXTURES = {"quick_results": "sweep", "built": "book"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the node ids
 def pytest_collection_modifyitems(items):
     for item in items:
-        if HEAVY_FIXTURES & set(getattr(item, "fixturenames", ())):
+        used = [HEAVY_FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in HEAVY_FIXTURES]
+        if used:
             item.add_marker(pytest.mark.slow)
+            item.add_marker(pytest.mark.xdist_group("+".join(sorted(used))))

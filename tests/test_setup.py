@@ -71,6 +71,53 @@ def test_the_fast_tier_leaves_out_every_test_that_sweeps_or_builds_the_book():
     assert not [name for name in tests if "runs_alone" in name]  # each executes a notebook
 
 
+# Tests that read the heavy fixtures, under stand-ins that cost nothing: the real conftest marks
+# them by the fixtures they use, as it marks the suite's own.
+GROUPED = """
+import os
+import pytest
+
+@pytest.fixture(scope="session")
+def quick_results():
+    return os.environ["PYTEST_XDIST_WORKER"]
+
+@pytest.fixture(scope="session")
+def built():
+    return os.environ["PYTEST_XDIST_WORKER"]
+
+@pytest.mark.parametrize("i", range(4))
+def test_sweep(quick_results, i):
+    print("ran", i, quick_results)
+
+@pytest.mark.parametrize("i", range(4))
+def test_book(built, i):
+    pass
+
+@pytest.mark.parametrize("i", range(8))
+def test_other(i):
+    pass
+"""
+
+
+def test_two_workers_keep_each_heavy_fixtures_tests_on_one_worker(tmp_path):
+    """make test's two workers make the sweep and the book once each: every test of one heavy
+    fixture runs on one worker (pytest 9.2 with pytest-xdist 3.8 silently loses the groups)."""
+    shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "conftest.py")
+    (tmp_path / "test_grouped.py").write_text(GROUPED)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-v", "-p",
+         "no:cacheprovider", "test_grouped.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    ran = re.findall(r"^\[(gw\d)\] .*PASSED test_grouped.py::(test_\w+)\[\d\](@\w+)?", done.stdout,
+                     flags=re.M)  # fmt: skip
+    workers = {name: {w for w, n, _ in ran if n == name} for name in ("test_sweep", "test_book")}
+    assert len(ran) == 16, done.stdout[-2000:]
+    assert all(len(found) == 1 for found in workers.values()), workers
+    assert {g for _, n, g in ran if n == "test_sweep"} == {"@sweep"}
+
+
 def _planned(tmp_path: Path, target: str, pyproject: str | None = None) -> str:
     """What make would run for target (make -n, in a copy of the Makefile: nothing installs)."""
     for name in ("Makefile", "pyproject.toml"):

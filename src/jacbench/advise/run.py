@@ -55,6 +55,10 @@ class Request:
     order: int = 1
     threads: int = field(default_factory=lambda: os.cpu_count() or 1)
     verify: bool = False  # measure the pick at the target afterwards
+    # Each worker's calls: at least 3 warm calls (measure.worker), up to repeats while the
+    # budget lasts. The tests ask for the fewest; a reader gets the defaults.
+    repeats: int = REPEATS
+    warm_budget_s: float = WARM_BUDGET_S
 
     @property
     def at(self) -> int:
@@ -254,8 +258,8 @@ def _spec(req: Request, found: dict, name: str, n: int, reference: str = "") -> 
         "problem": "user",
         "params": _params(req, n, found["dtype"], reference),
         "threads": req.threads,
-        "repeats": REPEATS,
-        "warm_budget_s": WARM_BUDGET_S,
+        "repeats": req.repeats,
+        "warm_budget_s": req.warm_budget_s,
     }
 
 
