@@ -112,7 +112,22 @@ def test_pfor_memory_grew_as_n_squared(ref_facts, reference_rows):
     assert ref_facts.slope_sizes == (1000, 3000) and ref_facts.grows_quadratically
     loop = ref_facts.pfor_loop_largest
     assert (loop.name, loop.paths) == ("tape-jacobian-loop", 3000)
-    assert loop.beyond_inputs < 20 * ref_facts.held.path_array
+    # The loop's memory grew about as N, from its own rows, not as N^2.
+    rows = [df.loc[at(df, "tensorflow", loop.name, paths=n)] for n in (1000, 3000)]
+    loop_slope = np.log(rows[1]["peak_over_inputs"] / rows[0]["peak_over_inputs"]) / np.log(3)
+    assert ref_facts.loop_slope == pytest.approx(loop_slope) and loop_slope < 1.2
+
+
+def test_pfor_batches_are_its_peak_over_n_path_arrays(ref_facts, reference_rows):
+    df, _ = reference_rows
+    r = ref_facts.pfor_largest
+    assert (r.name, r.paths) == (PFOR[1], 3000)
+    batch = 3000 * GBMParams(paths=3000).path_array_bytes
+    row = df.loc[at(df, *PFOR, paths=3000)]
+    assert ref_facts.pfor_batches == pytest.approx(row["peak_over_inputs"] / batch)
+    shown = tables.batches(2, 3, ref_facts)
+    assert list(shown["at once"]) == ["2", "3", f"{ref_facts.pfor_batches:.2f}", "3.2"]
+    assert shown["batches alive"].iloc[2] == "measured at N = 3,000"
 
 
 def test_every_loop_pair_is_ranked_by_the_book_s_rule(ref_facts, reference_rows):

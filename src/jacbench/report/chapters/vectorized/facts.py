@@ -229,6 +229,7 @@ class Facts:
     n: int  # the question's N
     held: Held  # at n
     slope: float | None  # log-log slope of pfor's memory against N, from SLOPE_FROM up
+    loop_slope: float | None  # the same for the loop pfor vectorizes
     slope_sizes: tuple[int, int] | None  # the first and last N of that fit
     pfor_loop_largest: Run | None  # the loop pfor vectorizes, at its largest N
     pfor_largest: Run | None  # pfor itself at its largest N
@@ -301,8 +302,10 @@ class Facts:
         return [fw for fw, runs in self.at_question.items() if way in runs and runs[way].finished]
 
 
-def _slope(df: pd.DataFrame) -> tuple[float | None, tuple[int, int] | None]:
-    ok = queries.gbm(df, framework=PFOR[0], strategy=PFOR[1], status="ok")
+def _slope(
+    df: pd.DataFrame, strategy: str = PFOR[1]
+) -> tuple[float | None, tuple[int, int] | None]:
+    ok = queries.gbm(df, framework=PFOR[0], strategy=strategy, status="ok")
     ok = ok[ok["paths"] >= SLOPE_FROM]
     slope = queries.loglog_slope(ok["paths"], ok["peak_over_inputs"])
     sizes = sorted({int(n) for n in ok["paths"]})
@@ -324,6 +327,7 @@ def facts(df: pd.DataFrame, others: list[pd.DataFrame] | None = None, n: int = Q
         n=n,
         held=held(n),
         slope=slope,
+        loop_slope=_slope(df, loop)[0],
         slope_sizes=sizes,
         pfor_loop_largest=None
         if largest is None

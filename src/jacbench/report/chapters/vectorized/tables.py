@@ -69,6 +69,22 @@ def held(f: Facts) -> pd.DataFrame:
     return pd.DataFrame({"held": [r[0] for r in rows], "bytes": [formats.size(r[1]) for r in rows]})
 
 
+def batches(alive_in_order: int, alive_when_ready: int, f: Facts) -> pd.DataFrame:
+    """Batches of N path arrays TensorFlow's pfor holds at once: in two schedules of its traced
+    program (strategies.pfor_anatomy), measured at its largest N, and in the memory model."""
+    r = f.pfor_largest
+    rows = [
+        ("one operation at a time, in order", str(alive_in_order)),
+        ("ready operations side by side", str(alive_when_ready)),
+        (
+            f"measured at N = {r.paths:,}" if r else "measured",
+            formats.NOT_MEASURED if f.pfor_batches is None else f"{f.pfor_batches:.2f}",
+        ),
+        ("the memory model", f"{f.held.pfor_batches:g}"),
+    ]
+    return pd.DataFrame({"batches alive": [a for a, _ in rows], "at once": [b for _, b in rows]})
+
+
 def _outcome(r: Run) -> str:
     """A run's memory beyond the inputs where it ran; else what stopped it."""
     if r.finished:
