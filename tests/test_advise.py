@@ -191,6 +191,7 @@ def tall(reader, tmp_path_factory) -> dict:
     }
 
 
+@pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_every_strategy_passes_its_check_and_the_pick_is_the_fastest(tall):
     assert {s["status"] for s in tall["strategies"]} == {"ok"}
     assert all(s["rows"][0]["max_rel_error"] < 1e-4 for s in tall["strategies"])
@@ -200,6 +201,7 @@ def test_every_strategy_passes_its_check_and_the_pick_is_the_fastest(tall):
     assert largest[tall["pick"]["strategy"]] <= 1.3 * min(largest.values())
 
 
+@pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_advice_json_holds_what_the_issue_names(tall):
     on_disk = json.loads((Path(tall["out"]) / "advice.json").read_text())
     for key in ("function", "framework", "inputs", "outputs", "sizes", "target", "strategies",
@@ -217,6 +219,7 @@ def test_advice_json_holds_what_the_issue_names(tall):
     assert len(journal) == 2 * len(on_disk["strategies"])
 
 
+@pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_refit_from_the_rows_alone_gives_the_same_advice(tall):
     # What a change to the fit is checked with: the rows are fitted again, nothing measured.
     again = advise.refit({k: v for k, v in tall.items() if k != "out"})
@@ -226,6 +229,7 @@ def test_refit_from_the_rows_alone_gives_the_same_advice(tall):
     )
 
 
+@pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_printed_code_computes_the_closed_form(tall, reader, tmp_path):
     code = Path(tall["out"]) / "jacobian.py"
     script = (
@@ -243,6 +247,7 @@ def test_printed_code_computes_the_closed_form(tall, reader, tmp_path):
     assert np.max(np.abs(j - expected)) / np.max(np.abs(expected)) < 1e-4
 
 
+@pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_coupled_rows_refuse_the_per_row_strategy(reader, tmp_path):
     found = _advise(reader, tmp_path, "demeaned", sizes=(200, 300),
                     strategies=("functional-loop", "jacfwd", "per-row"))  # fmt: skip
@@ -253,6 +258,7 @@ def test_coupled_rows_refuse_the_per_row_strategy(reader, tmp_path):
     assert _strategy(found, "jacfwd")["status"] == "ok"
 
 
+@pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_wide_function_gets_reverse_mode(reader, tmp_path):
     found = _advise(reader, tmp_path, "wide", "wide_example", sizes=(1000, 3000),
                     strategies=("jacrev", "jacfwd", "functional-forward"))  # fmt: skip
@@ -261,6 +267,7 @@ def test_wide_function_gets_reverse_mode(reader, tmp_path):
     assert _strategy(found, found["pick"]["strategy"])["mode"] == "reverse"
 
 
+@pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_hessian_of_a_one_output_function(reader, tmp_path):
     found = _advise(reader, tmp_path, "energy", "energy_example", sizes=(20, 40), order=2)
     assert {s["status"] for s in found["strategies"]} == {"ok"}
@@ -269,6 +276,7 @@ def test_hessian_of_a_one_output_function(reader, tmp_path):
     assert "def jacobian(theta, data)" in found["code"]
 
 
+@pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_peak_predicted_at_a_size_not_measured_holds(reader, tmp_path):
     # Each call holds (n, 4096) float32 arrays: the peak grows with n, well above the noise. At
     # n = 2,000 one array is 32.8 MB, just under glibc's largest mmap threshold (32 MiB), so it may
@@ -388,6 +396,7 @@ def _run(folder: Path, module: str, function: str, factory: str, out: Path, **kw
     return advise.advise(req, out, progress=lambda line: None)
 
 
+@pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_jax_function_gets_a_checked_pick_and_working_code(others, tmp_path):
     found = _run(others, "theirs.py", "jax_heat", "jax_example", tmp_path, sizes=(300, 600))
     assert found["framework"] == "jax"
@@ -408,6 +417,7 @@ def test_jax_function_gets_a_checked_pick_and_working_code(others, tmp_path):
     subprocess.run([sys.executable, "-c", script], check=True, cwd=tmp_path)
 
 
+@pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_a_branch_under_jit_is_a_row_with_its_reason(others, tmp_path):
     found = _run(others, "theirs.py", "jax_branchy", "jax_example", tmp_path, sizes=(100, 200),
                  strategies=("vjp-loop", "jacfwd"))  # fmt: skip
@@ -416,6 +426,7 @@ def test_a_branch_under_jit_is_a_row_with_its_reason(others, tmp_path):
     assert found["pick"]["strategy"] == "vjp-loop"
 
 
+@pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_torch_item_branch_is_a_row_with_its_reason(others, tmp_path):
     found = _run(others, "branch.py", "branchy", "example", tmp_path, sizes=(100, 200),
                  strategies=("functional-loop", "per-row"))  # fmt: skip
@@ -424,6 +435,7 @@ def test_torch_item_branch_is_a_row_with_its_reason(others, tmp_path):
     assert found["pick"]["strategy"] == "functional-loop"
 
 
+@pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_tensorflow_wide_function_gets_reverse_mode(others, tmp_path):
     strategies = ("tape-jacobian-loop-function", "tape-jacobian-pfor-function",
                   "forward-accumulator-function")  # fmt: skip

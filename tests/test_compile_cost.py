@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from jacbench.measure import compile_cost, worker
 from jacbench.measure.case import Case
 
@@ -29,6 +31,7 @@ def test_emptied_jax_caches_make_jit_trace_again():
     assert len(traces) == 2
 
 
+@pytest.mark.slow  # inductor compiles twice in a fresh cache: about 15 s
 def test_emptied_torch_caches_compile_again_in_a_fresh_cache():
     # In a process of its own: dynamo's state is global to the process.
     code = textwrap.dedent("""

@@ -21,6 +21,7 @@ def test_spans_overlap_counted():
     assert pfor_anatomy._most_alive([]) == 0
 
 
+@pytest.mark.slow  # TensorFlow traced in child processes: about 10 s
 def test_batches_do_not_depend_on_the_sizes(traced):
     other = pfor_anatomy.anatomy(64, 10)
     assert traced.made and other.made == traced.made
@@ -29,11 +30,13 @@ def test_batches_do_not_depend_on_the_sizes(traced):
     assert 1 <= traced.in_order <= traced.when_ready <= len(traced.made)
 
 
+@pytest.mark.slow  # TensorFlow traced in child processes: about 10 s
 def test_model_counts_the_batches_alive_when_ready(traced):
     batch = registry.get(*PFOR).memory.batch
     assert traced.when_ready <= batch < traced.when_ready + 0.5
 
 
+@pytest.mark.slow  # TensorFlow traced in child processes: about 10 s
 def test_measured_peak_is_the_batches_alive_when_ready(traced):
     df = data.load(dataset.RESULTS)
     row = queries.largest_ok(df, *PFOR)
