@@ -33,11 +33,6 @@ class Anatomy:
     in_order: int  # the most batches alive at once, one operation at a time in program order
     when_ready: int  # the same, every operation run as soon as its inputs are ready
 
-    @property
-    def batch_values(self) -> int:
-        """Values in one batch: N cotangents of (M+1) x N."""
-        return self.paths * (self.steps + 1) * self.paths
-
 
 def trace(paths: int, steps: int) -> Anatomy:
     """Trace tape.jacobian of the book's simulation at N paths (float32) and read its batches."""
@@ -61,7 +56,7 @@ def trace(paths: int, steps: int) -> Anatomy:
 
     scalar = tf.constant(p.spot, dtype=tf.float32), tf.constant(p.vol, dtype=tf.float32)
     ops = jacobian.get_concrete_function(*scalar).graph.get_operations()
-    batch = paths * (steps + 1) * paths
+    batch = paths * (steps + 1) * paths  # values in one batch: N cotangents of (M+1) x N
     order = {op.name: i for i, op in enumerate(ops)}
     # Each operation's level when every one runs as soon as its inputs are ready: one more than
     # its latest input's (the graph lists operations after their inputs).

@@ -39,7 +39,7 @@ class Held:
     chunk_size: int
     chunk_batch: int
     pfor_predicted: int
-    pfor_batches: float  # the memory model's batches of N path arrays for TensorFlow's pfor
+    pfor_model_batches: float  # the memory model's batches of N path arrays for pfor
 
 
 def held(paths: int = QUESTION_N) -> Held:

@@ -80,7 +80,7 @@ def batches(alive_in_order: int, alive_when_ready: int, f: Facts) -> pd.DataFram
             f"measured at N = {r.paths:,}" if r else "measured",
             formats.NOT_MEASURED if f.pfor_batches is None else f"{f.pfor_batches:.2f}",
         ),
-        ("the memory model", f"{f.held.pfor_batches:g}"),
+        ("the memory model", f"{f.held.pfor_model_batches:g}"),
     ]
     return pd.DataFrame({"batches alive": [a for a, _ in rows], "at once": [b for _, b in rows]})
 
