@@ -5,6 +5,14 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# Every measuring worker the tests start (a few hundred) is forked from a process that imported
+# its framework once, instead of importing it again (1 to 5 s each; measure.forks): the records
+# are a fresh worker's but for the import phase. tests/test_forks.py holds the two ways side by
+# side; the book's measurements start every worker fresh.
+os.environ.setdefault("JACBENCH_WORKERS", "fork")
+# And each worker's torch.compile finds what earlier cases and runs compiled in inductor's own
+# cache, instead of a fresh one per worker (measure.compile_cost.SHARED_VARIABLE).
+os.environ.setdefault("JACBENCH_INDUCTOR_CACHE", "shared")
 # Under pytest-xdist (make test runs two workers on the machine's two cores) each worker computes
 # on one thread: two workers each spinning up a pool of two would ask four threads of two cores.
 # Measuring workers set their own threads (measure.worker), whatever these say.
@@ -98,12 +106,17 @@ def quick_results(tmp_path_factory):
     runs it; the tests read what the rows hold, not how fast. Its crossover is left out: the
     test book is built from the reference dataset, which holds one, and the crossover's
     measuring is tested on its own (tests/test_crossover.py)."""
-    from jacbench.measure import profiles, runner
+    from jacbench.measure import compile_cost, profiles, runner
 
     out = tmp_path_factory.mktemp("results") / "quick.csv"
     profile = profiles.load_profile("quick")
     cases = sweep_cases(profiles.expand(profile))
-    runner.run_sweep(cases, out, quiet=True, jobs=profile.jobs)
+    # No second compile: nothing here reads compile_s (tests/test_compile_cost.py measures it).
+    os.environ[compile_cost.MEASURE_VARIABLE] = compile_cost.SKIP
+    try:
+        runner.run_sweep(cases, out, quiet=True, jobs=profile.jobs)
+    finally:
+        del os.environ[compile_cost.MEASURE_VARIABLE]
     return out, cases
 
 

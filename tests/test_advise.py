@@ -125,6 +125,18 @@ def _strategy(advice: dict, name: str) -> dict:
     return next(s for s in advice["strategies"] if s["name"] == name)
 
 
+def _assert_the_fastest_is_picked_or_tied(advice: dict) -> None:
+    """The strategy measured fastest at the largest size is the pick, or the advice names it
+    within the noise of the pick (the pick is the fastest prediction: a fit over the sizes, not
+    the last size's median; at tens of microseconds, with 3 warm calls, the two can differ)."""
+    largest = {s["name"]: s["rows"][-1]["warm_median_s"] for s in advice["strategies"]}
+    fastest = min(largest, key=largest.get)
+    pick = advice["pick"]
+    assert fastest == pick["strategy"] or fastest in pick["tied"], (fastest, pick)
+    predicted = {s["name"]: s["predicted_s"] for s in advice["strategies"]}
+    assert pick["strategy"] == min(predicted, key=predicted.get)
+
+
 def _closed_lognormal(theta: np.ndarray, z: np.ndarray) -> np.ndarray:
     s0, vol = theta
     x = s0 * np.exp(-0.5 * vol**2 + vol * z)
@@ -197,8 +209,7 @@ def test_every_strategy_passes_its_check_and_the_pick_is_the_fastest(tall):
     assert all(s["rows"][0]["max_rel_error"] < 1e-4 for s in tall["strategies"])
     assert tall["check"]["fd_status"] == "ok" and tall["check"]["fd_error"] < 1e-4
     assert tall["check"]["fd_agree"] == 1.0
-    largest = {s["name"]: s["rows"][-1]["warm_median_s"] for s in tall["strategies"]}
-    assert largest[tall["pick"]["strategy"]] <= 1.3 * min(largest.values())
+    _assert_the_fastest_is_picked_or_tied(tall)
 
 
 @pytest.mark.slow  # advise's worker processes: 5 to 50 s
@@ -331,11 +342,12 @@ def test_measure_refuses_what_does_not_apply(capsys):
 
 # --- the other frameworks, and what a strategy cannot run ------------------------------------
 
+# One module a framework, as a reader's would be: each worker imports the reader's module, and a
+# JAX function's workers need not import TensorFlow too (3 s each).
 OTHERS = '''
 import jax
 import jax.numpy as jnp
 import numpy as np
-import tensorflow as tf
 
 
 def jax_heat(theta, x):
@@ -352,6 +364,11 @@ def jax_branchy(theta, x):
     if theta[0] > 0:
         return theta[0] * x
     return theta[1] * x
+'''
+
+OTHERS_TF = '''
+import numpy as np
+import tensorflow as tf
 
 
 def tf_wide(theta, w):
@@ -386,6 +403,7 @@ def example(n):
 def others(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("others")
     (folder / "theirs.py").write_text(textwrap.dedent(OTHERS))
+    (folder / "theirs_tf.py").write_text(textwrap.dedent(OTHERS_TF))
     (folder / "branch.py").write_text(textwrap.dedent(TORCH_BRANCH))
     return folder
 
@@ -401,8 +419,7 @@ def test_jax_function_gets_a_checked_pick_and_working_code(others, tmp_path):
     found = _run(others, "theirs.py", "jax_heat", "jax_example", tmp_path, sizes=(300, 600))
     assert found["framework"] == "jax"
     assert {s["status"] for s in found["strategies"]} == {"ok"}
-    largest = {s["name"]: s["rows"][-1]["warm_median_s"] for s in found["strategies"]}
-    assert largest[found["pick"]["strategy"]] <= 1.3 * min(largest.values())
+    _assert_the_fastest_is_picked_or_tied(found)
     script = (
         f"import runpy, sys, numpy as np\n"
         f"ns = runpy.run_path({str(tmp_path / 'jacobian.py')!r})\n"
@@ -439,7 +456,7 @@ def test_torch_item_branch_is_a_row_with_its_reason(others, tmp_path):
 def test_tensorflow_wide_function_gets_reverse_mode(others, tmp_path):
     strategies = ("tape-jacobian-loop-function", "tape-jacobian-pfor-function",
                   "forward-accumulator-function")  # fmt: skip
-    found = _run(others, "theirs.py", "tf_wide", "tf_example", tmp_path, sizes=(2000, 4000),
+    found = _run(others, "theirs_tf.py", "tf_wide", "tf_example", tmp_path, sizes=(2000, 4000),
                  strategies=strategies)  # fmt: skip
     assert found["framework"] == "tensorflow" and found["outputs"] == 3
     assert {s["status"] for s in found["strategies"]} == {"ok"}

@@ -2,6 +2,7 @@
 empties make the framework compile again, and the worker records the second compile beside the
 first call."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -49,7 +50,9 @@ def test_emptied_torch_caches_compile_again_in_a_fresh_cache():
         twice = counters["stats"]["unique_graphs"]
         print(once, twice, inside != first, first.count("jacbench-inductor-"))
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    env = {k: v for k, v in os.environ.items() if k != compile_cost.SHARED_VARIABLE}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600, env=env)  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
     once, twice, moved, named = out.stdout.split()[-4:]
     assert (int(once), int(twice)) == (1, 2)  # compiled again after the reset
@@ -69,3 +72,22 @@ def test_a_path_returning_simulation_is_paired_with_the_terminal_only_one():
     case = Case(framework="jax", strategy="simulation:jit-path", paths=200)
     assert case.baseline.text == "simulation:jit"
     assert Case(framework="jax", strategy="simulation:jit", paths=200).baseline is None
+
+
+def test_a_workers_cache_is_its_own_and_removed_unless_shared(monkeypatch):
+    monkeypatch.delenv(compile_cost.SHARED_VARIABLE, raising=False)
+    monkeypatch.delenv(compile_cost.CACHE_ENV, raising=False)
+    own = compile_cost.fresh_worker_cache()
+    assert os.environ[compile_cost.CACHE_ENV] == own and os.path.isdir(own)
+    compile_cost.remove_worker_caches()  # what the worker does before os._exit
+    assert not os.path.exists(own)
+    monkeypatch.delenv(compile_cost.CACHE_ENV)
+    monkeypatch.setenv(compile_cost.SHARED_VARIABLE, compile_cost.SHARED)
+    assert compile_cost.fresh_worker_cache() is None
+    assert compile_cost.CACHE_ENV not in os.environ  # inductor's own directory, shared
+
+
+def test_the_second_compile_is_skipped_when_asked(monkeypatch):
+    monkeypatch.setenv(compile_cost.MEASURE_VARIABLE, compile_cost.SKIP)
+    jitted = worker.run(Case(framework="jax", strategy="simulation:jit", paths=200).worker_spec())
+    assert jitted["status"] == "ok" and "recompile_s" not in jitted and "compile_s" not in jitted

@@ -49,10 +49,13 @@ def test_the_makefile_and_ci_install_the_packages_through_one_script():
     assert "make test" in ci and "apt-get" not in ci  # one place installs them
 
 
-@pytest.mark.slow  # collects the whole suite (about 8 s)
-def test_the_fast_tier_leaves_out_every_test_that_sweeps_or_builds_the_book():
-    from conftest import HEAVY_FIXTURES
-
+def _fast_tier(session) -> dict[str, set[str]]:
+    """Each test of the fast tier (not marked slow) and the fixtures it uses: from this session
+    where it collected every test file (make test), else from the fast tier collected apart."""
+    files = {p.resolve() for p in (ROOT / "tests").rglob("test_*.py")}
+    if files <= {Path(item.path).resolve() for item in session.items}:
+        return {item.nodeid: set(item.fixturenames) for item in session.items
+                if not item.get_closest_marker("slow")}  # fmt: skip
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--fixtures-per-test", "-q", "-m", "not slow", "-p",
          "no:cacheprovider"],
@@ -61,12 +64,16 @@ def test_the_fast_tier_leaves_out_every_test_that_sweeps_or_builds_the_book():
     assert done.returncode == 0, done.stdout[-2000:]
     # One section per test: its header names the test, its lines the fixtures it uses.
     sections = re.split(r"^-+ ?fixtures used by (\S+) ?-+$", done.stdout, flags=re.M)[1:]
-    tests = dict(zip(sections[::2], sections[1::2], strict=True))
+    return {name: set(re.findall(r"^(\w+) -- ", body, re.M))
+            for name, body in zip(sections[::2], sections[1::2], strict=True)}  # fmt: skip
+
+
+def test_the_fast_tier_leaves_out_every_test_that_sweeps_or_builds_the_book(request):
+    from conftest import HEAVY_FIXTURES
+
+    tests = _fast_tier(request.session)
     assert len(tests) > 50
-    heavy = {
-        name for name, body in tests.items()
-        if any(re.search(rf"^{f} -- ", body, re.M) for f in HEAVY_FIXTURES)
-    }  # fmt: skip
+    heavy = {name for name, used in tests.items() if used & set(HEAVY_FIXTURES)}
     assert not heavy, f"in the fast tier but sweeping or building: {sorted(heavy)}"
     assert not [name for name in tests if "runs_alone" in name]  # each executes a notebook
 

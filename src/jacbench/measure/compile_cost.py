@@ -25,15 +25,41 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 CACHE_ENV = "TORCHINDUCTOR_CACHE_DIR"
+# "shared" (the test suite's setting): workers leave inductor's cache where it is, one directory
+# for all of them, so a graph compiled by an earlier case or test run is found again (a test
+# sweep's compiled case: 25 s in a fresh cache on 2 busy cores). The compile cost (measure) is
+# still measured in a fresh cache of its own.
+SHARED_VARIABLE, SHARED = "JACBENCH_INDUCTOR_CACHE", "shared"
+# "skip" (the test suite's quick sweep, whose tests read its rows' statuses, checks and memory):
+# no second compile, no compile_s. tests/test_compile_cost.py measures it.
+MEASURE_VARIABLE, SKIP = "JACBENCH_COMPILE_COST", "skip"
 
 
-def fresh_worker_cache() -> str:
-    """Point inductor's on-disk cache at a new directory for this worker (before torch is
-    imported), removed when the worker exits; returns the directory."""
+def wanted() -> bool:
+    return os.environ.get(MEASURE_VARIABLE) != SKIP
+
+
+_WORKER_CACHES: list[str] = []
+
+
+def fresh_worker_cache() -> str | None:
+    """Point inductor's on-disk cache at a new directory for this worker (before torch compiles
+    anything), removed when the worker exits (remove_worker_caches); returns the directory.
+    None, and nothing changed, under JACBENCH_INDUCTOR_CACHE=shared."""
+    if os.environ.get(SHARED_VARIABLE) == SHARED:
+        return None
     path = tempfile.mkdtemp(prefix="jacbench-inductor-")
     os.environ[CACHE_ENV] = path
-    atexit.register(shutil.rmtree, path, True)
+    _WORKER_CACHES.append(path)
+    atexit.register(remove_worker_caches)
     return path
+
+
+def remove_worker_caches() -> None:
+    """Remove the directories fresh_worker_cache made: the worker calls it before os._exit,
+    which skips atexit (they were left in the temporary folder, one per torch case)."""
+    while _WORKER_CACHES:
+        shutil.rmtree(_WORKER_CACHES.pop(), ignore_errors=True)
 
 
 @contextlib.contextmanager

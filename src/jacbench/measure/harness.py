@@ -3,7 +3,9 @@
 The parent never imports torch, tensorflow or jax. It launches ``python -m
 jacbench.measure.worker`` with the case's thread counts and allocator in the environment,
 watches the worker's resident memory with psutil, and kills it above the cap or past the
-timeout. Every outcome is a record with one of constants.STATUSES.
+timeout. Every outcome is a record with one of constants.STATUSES. With ``JACBENCH_WORKERS=fork``
+(the test suite's setting) the worker is forked from a process that imported its framework
+once, in the same environment, instead (measure.forks).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import psutil
 
 from jacbench.constants import ALL_ALLOCATORS, ALLOCATOR_EXPERIMENTS, GIB, HEAP_ALLOCATOR
 from jacbench.errors import UsageError
+from jacbench.measure import forks, targets
 from jacbench.measure.heap import NO_MAPPINGS, STEADY, TRIM_VARIABLE
 from jacbench.measure.worker import thread_environment
 
@@ -83,7 +86,7 @@ class Limits:
     timeout: float = 300.0
 
 
-_LIVE: set[subprocess.Popen] = set()
+_LIVE: set = set()  # the workers running: subprocess.Popen or forks.Forked
 
 
 def kill_all() -> None:
@@ -92,9 +95,39 @@ def kill_all() -> None:
         _kill_group(popen)
 
 
-def _tree_rss(proc: psutil.Process) -> int:
+PAGE = os.sysconf("SC_PAGE_SIZE")
+# Linux lists each thread's children in /proc (CONFIG_PROC_CHILDREN); psutil finds them by
+# reading every process's parent, about a millisecond a poll, 5% of a core per running case.
+PROC_CHILDREN = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
+
+
+def _tree_rss(pid: int) -> int:
+    """The resident memory of the worker and its children (0 once it is gone: a forked worker
+    is reaped by its template, not by this process)."""
+    if not PROC_CHILDREN:
+        return _tree_rss_psutil(pid)
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/statm") as f:
+                total += int(f.read().split()[1]) * PAGE
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except (OSError, ValueError):  # it ended meanwhile
+            continue
+    return total
+
+
+def _tree_rss_psutil(pid: int) -> int:
+    try:
+        proc = psutil.Process(pid)
+        tree = [proc, *proc.children(recursive=True)]
+    except psutil.Error:
+        return 0
     total = 0
-    for p in [proc, *proc.children(recursive=True)]:
+    for p in tree:
         try:
             total += p.memory_info().rss
         except psutil.Error:
@@ -102,7 +135,7 @@ def _tree_rss(proc: psutil.Process) -> int:
     return total
 
 
-def _kill_group(popen: subprocess.Popen) -> None:
+def _kill_group(popen) -> None:
     try:
         os.killpg(popen.pid, signal.SIGKILL)
     except ProcessLookupError:
@@ -119,20 +152,13 @@ def run_worker(
     env.update(allocator_environment(allocator, steady))
     if spec.get("device", "cpu") != "cpu":
         env.update(GPU_ENVIRONMENT)
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        popen = subprocess.Popen(
-            [sys.executable, "-m", "jacbench.measure.worker", json.dumps(spec)],
-            stdout=out,
-            stderr=err,
-            env=env,
-            start_new_session=True,  # its own process group, killed whole
-        )
+    with tempfile.NamedTemporaryFile("w+") as out, tempfile.NamedTemporaryFile("w+") as err:
+        popen = _launch(spec, env, out, err)
         _LIVE.add(popen)
-        proc = psutil.Process(popen.pid)
         start = time.monotonic()
         peak_seen, status, message = 0, None, ""
         while popen.poll() is None:
-            rss = _tree_rss(proc)
+            rss = _tree_rss(popen.pid)
             peak_seen = max(peak_seen, rss)
             if rss > limits.mem_cap:
                 _kill_group(popen)
@@ -151,6 +177,7 @@ def run_worker(
             time.sleep(POLL_S)
         elapsed = time.monotonic() - start
         _LIVE.discard(popen)
+        getattr(popen, "release", lambda: None)()  # a forked worker's template serves again
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
@@ -176,6 +203,27 @@ def run_worker(
     rec.update(status=status, message=message, wall_s=elapsed, watched_peak_rss=peak_seen)
     rec.pop("traceback", None) if status == "ok" else None
     return rec
+
+
+def _launch(spec: dict, env: dict[str, str], out, err):
+    """The worker for spec, started fresh or forked (measure.forks), in its own process group."""
+    if forks.enabled() and spec.get("device", "cpu") == "cpu":
+        try:
+            target = spec.get("target")
+            framework = target and targets.parse(target["framework"], target["name"]).imports
+        except Exception:  # a fresh worker records what is wrong with the target
+            framework = False
+        forked = None if framework is False else forks.start(framework, env, spec, out.name,
+                                                              err.name)  # fmt: skip
+        if forked is not None:
+            return forked
+    return subprocess.Popen(
+        [sys.executable, "-m", "jacbench.measure.worker", json.dumps(spec)],
+        stdout=out,
+        stderr=err,
+        env=env,
+        start_new_session=True,  # its own process group, killed whole
+    )
 
 
 def _death_message(returncode: int, stderr: str) -> str:

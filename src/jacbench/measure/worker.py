@@ -67,7 +67,7 @@ def _configure_framework(framework: str | None, threads: int, device: str) -> di
     (strategies.devices.configure); return what was set."""
     if framework is None:
         return {}
-    if framework == "torch":  # before the import: no case finds another's compiled kernels
+    if framework == "torch":  # before anything compiles: no case finds another's kernels
         compile_cost.fresh_worker_cache()
     mod = importlib.import_module(framework)
     devices.configure(framework, device)
@@ -305,7 +305,7 @@ def run(spec: dict, emit: Callable[[dict], None] | None = None) -> dict[str, Any
                 rec.update(_paired(baseline, case, call, repeats, budget, device).fields())
             except Exception as e:  # noqa: BLE001 - the measurement stands without its ratio
                 rec["message"] = f"ratio to {baseline.text} not measured: {type(e).__name__}: {e}"
-        if target.compiles:
+        if target.compiles and compile_cost.wanted():
             if emit:
                 emit({**rec, "hwm_reset": all(resets)})  # a kill in the second compile keeps this
             del call, raw
@@ -391,8 +391,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     _die_with_parent()
     _emit(run(json.loads(argv[0]), emit=_emit))
-    # The record is out: skip the interpreter's teardown, which for TensorFlow and PyTorch
-    # (thread pools, atexit hooks) takes up to a second and a half per case.
+    compile_cost.remove_worker_caches()  # os._exit skips atexit, which would remove them
+    # The record is out: skip the interpreter's teardown (TensorFlow's and PyTorch's: 1.5 s).
     os._exit(0)
 
 
