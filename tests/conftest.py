@@ -1,5 +1,6 @@
 import dataclasses
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -151,6 +152,17 @@ def built(tmp_path_factory):
 HEAVY_FIXTURES = {"quick_results": "sweep", "built": "book"}
 
 
+# Likewise the tests of a module that share a module-scoped fixture (advise's run of a reader's
+# function, the strategies' Jacobians, a chapter's facts): one group per module, so the fixture
+# is made on one worker, once, not on both.
+SHARED_SCOPES = ("module", "class")
+
+
+def _shares_a_fixture(item) -> bool:
+    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    return any(d[-1].scope in SHARED_SCOPES for d in defs.values() if d)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the node ids
 def pytest_collection_modifyitems(items):
     for item in items:
@@ -158,3 +170,6 @@ def pytest_collection_modifyitems(items):
         if used:
             item.add_marker(pytest.mark.slow)
             item.add_marker(pytest.mark.xdist_group("+".join(sorted(used))))
+        elif _shares_a_fixture(item):
+            module = item.nodeid.split("::")[0]
+            item.add_marker(pytest.mark.xdist_group(re.sub(r"\W", "_", module)))

@@ -103,12 +103,21 @@ def test_book(built, i):
 @pytest.mark.parametrize("i", range(8))
 def test_other(i):
     pass
+
+@pytest.fixture(scope="module")
+def shared():
+    return os.environ["PYTEST_XDIST_WORKER"]
+
+@pytest.mark.parametrize("i", range(4))
+def test_shared(shared, i):
+    pass
 """
 
 
 def test_two_workers_keep_each_heavy_fixtures_tests_on_one_worker(tmp_path):
     """make test's two workers make the sweep and the book once each: every test of one heavy
-    fixture runs on one worker (pytest 9.2 with pytest-xdist 3.8 silently loses the groups)."""
+    fixture runs on one worker, as do those of a module-scoped fixture (pytest 9.2 with
+    pytest-xdist 3.8 silently loses the groups)."""
     shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "conftest.py")
     (tmp_path / "test_grouped.py").write_text(GROUPED)
     done = subprocess.run(
@@ -119,10 +128,13 @@ def test_two_workers_keep_each_heavy_fixtures_tests_on_one_worker(tmp_path):
     assert done.returncode == 0, done.stdout[-2000:]
     ran = re.findall(r"^\[(gw\d)\] .*PASSED test_grouped.py::(test_\w+)\[\d\](@\w+)?", done.stdout,
                      flags=re.M)  # fmt: skip
-    workers = {name: {w for w, n, _ in ran if n == name} for name in ("test_sweep", "test_book")}
-    assert len(ran) == 16, done.stdout[-2000:]
+    grouped = ("test_sweep", "test_book", "test_shared")
+    workers = {name: {w for w, n, _ in ran if n == name} for name in grouped}
+    assert len(ran) == 20, done.stdout[-2000:]
     assert all(len(found) == 1 for found in workers.values()), workers
     assert {g for _, n, g in ran if n == "test_sweep"} == {"@sweep"}
+    assert {g for _, n, g in ran if n == "test_shared"} == {"@test_grouped_py"}
+    assert {g for _, n, g in ran if n == "test_other"} == {""}  # spread over both
 
 
 def _planned(tmp_path: Path, target: str, pyproject: str | None = None) -> str:
