@@ -38,6 +38,9 @@ FORK, EXEC = "fork", "exec"
 # Idle templates kept beyond this are closed, the least recently used first (TensorFlow's holds
 # about 0.7 GB).
 MAX_IDLE = 4
+# A template that has not forked within this long after the request (its import hangs) is killed
+# and the worker started fresh instead.
+STARTUP_S = 300.0
 
 
 def enabled() -> bool:
@@ -75,10 +78,12 @@ class Template:
         )
         self._buffer = b""
 
-    def _line(self, block: bool) -> str | None:
+    def _line(self, block: bool, timeout: float | None = None) -> str | None:
+        """The template's next line; None if there is none yet (not block) or none came within
+        timeout."""
         fd = self.popen.stdout.fileno()
         while b"\n" not in self._buffer:
-            if not select.select([fd], [], [], None if block else 0)[0]:
+            if not select.select([fd], [], [], (timeout if block else 0))[0]:
                 return None
             chunk = os.read(fd, 4096)
             if not chunk:  # the template died: its child with it (PR_SET_PDEATHSIG)
@@ -95,8 +100,10 @@ class Template:
             self.popen.stdin.flush()
         except OSError:
             return None
-        said = self._line(block=True)
-        return Forked(self, int(said.split()[1])) if said.startswith("pid ") else None
+        said = self._line(block=True, timeout=STARTUP_S)  # the import first, then the fork
+        if said is None:
+            self.popen.kill()
+        return Forked(self, int(said.split()[1])) if said and said.startswith("pid ") else None
 
     def exit_status(self, block: bool) -> int | None:
         said = self._line(block)
