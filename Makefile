@@ -37,13 +37,9 @@ LAB_ENV := $(BOOK_ENV) $(call stamp,lab)
 # Everything make test uses.
 env: $(TEST_ENV)
 
-# pip byte-compiles what it installs on one core: about 60 of the book group's 100 s here. It is
-# told not to, and compileall does it on every core instead (27 s; files already compiled are
-# skipped). Its one failure, a file of torch's own tests in Python 3.12 syntax, pip skips too.
 $(VENV)/.installed-%: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --no-compile $(PIP_LINKS) -e ".[$(firstword $(subst -, ,$*))]"
-	@$(BIN)/python -m compileall -qq -j 0 $(VENV)/lib || true
+	$(BIN)/python -m pip install --quiet $(PIP_LINKS) -e ".[$(firstword $(subst -, ,$*))]"
 	@rm -f $(VENV)/.installed-$(firstword $(subst -, ,$*))-*
 	@touch $@
 	@echo "environment ready: $(VENV) with the $(firstword $(subst -, ,$*)) group (pins $*)"
