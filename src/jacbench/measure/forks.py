@@ -53,6 +53,10 @@ class Forked:
     def __init__(self, template: Template, pid: int):
         self.template, self.pid, self.returncode = template, pid, None
 
+    def release(self) -> None:
+        """The worker ended: its template serves the next case of its kind."""
+        _release(self.template)
+
     def poll(self) -> int | None:
         if self.returncode is None:
             self.returncode = self.template.exit_status(block=False)
@@ -68,6 +72,7 @@ class Template:
     """One template process (see the module's text)."""
 
     def __init__(self, framework: str | None, env: dict[str, str]):
+        self.key = _key(framework, env)
         self.popen = subprocess.Popen(
             [sys.executable, "-m", "jacbench.measure.forks", framework or ""],
             stdin=subprocess.PIPE,
@@ -129,7 +134,7 @@ def start(
 ) -> Forked | None:
     """A worker for spec forked from an idle template of (framework, env), or a new one; None
     where the template could not import the framework (a fresh worker records why)."""
-    key = (framework, tuple(sorted(env.items())))
+    key = _key(framework, env)
     with _LOCK:
         found = next((i for i, (k, t) in enumerate(_IDLE) if k == key and t.alive()), None)
         template = _IDLE.pop(found)[1] if found is not None else None
@@ -138,16 +143,18 @@ def start(
     forked = template.fork(spec, out, err)
     if forked is None:
         template.close()
-        return None
-    forked.release = lambda: _release(key, template)
     return forked
 
 
-def _release(key: tuple, template: Template) -> None:
+def _key(framework: str | None, env: dict[str, str]) -> tuple:
+    return framework, tuple(sorted(env.items()))
+
+
+def _release(template: Template) -> None:
     if not template.alive():
         return
     with _LOCK:
-        _IDLE.append((key, template))
+        _IDLE.append((template.key, template))
         old = _IDLE[: max(len(_IDLE) - MAX_IDLE, 0)]
         del _IDLE[: len(old)]
     for _, t in old:
@@ -201,10 +208,10 @@ def _child(request: dict[str, Any], runs: list[tuple[int, int]]) -> None:
     """In the forked child: become the worker of the request, never return to the loop."""
     try:
         os.setpgid(0, 0)
-        touch(runs)
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         os.dup2(os.open(request["out"], os.O_WRONLY | os.O_APPEND), 1)
         os.dup2(os.open(request["err"], os.O_WRONLY | os.O_APPEND), 2)
+        touch(runs)  # after the redirection: a failure here reaches the harness's stderr
         from jacbench.measure import worker
 
         worker.main([json.dumps(request["spec"])])  # ends the process

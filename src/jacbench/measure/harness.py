@@ -95,7 +95,6 @@ def kill_all() -> None:
         _kill_group(popen)
 
 
-PAGE = os.sysconf("SC_PAGE_SIZE")
 # Linux lists each thread's children in /proc (CONFIG_PROC_CHILDREN); psutil finds them by
 # reading every process's parent, about a millisecond a poll, 5% of a core per running case.
 PROC_CHILDREN = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
@@ -111,7 +110,7 @@ def _tree_rss(pid: int) -> int:
         p = todo.pop()
         try:
             with open(f"/proc/{p}/statm") as f:
-                total += int(f.read().split()[1]) * PAGE
+                total += int(f.read().split()[1]) * forks.PAGE
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children") as f:
                     todo += [int(c) for c in f.read().split()]
@@ -208,15 +207,17 @@ def run_worker(
 def _launch(spec: dict, env: dict[str, str], out, err):
     """The worker for spec, started fresh or forked (measure.forks), in its own process group."""
     if forks.enabled() and spec.get("device", "cpu") == "cpu":
+        target = spec.get("target")
         try:
-            target = spec.get("target")
-            framework = target and targets.parse(target["framework"], target["name"]).imports
-        except Exception:  # a fresh worker records what is wrong with the target
-            framework = False
-        forked = None if framework is False else forks.start(framework, env, spec, out.name,
-                                                              err.name)  # fmt: skip
-        if forked is not None:
-            return forked
+            framework = (
+                targets.parse(target["framework"], target["name"]).imports if target else None
+            )
+        except Exception:  # noqa: BLE001 - a fresh worker records what is wrong with the target
+            pass
+        else:
+            forked = forks.start(framework, env, spec, out.name, err.name)
+            if forked is not None:
+                return forked
     return subprocess.Popen(
         [sys.executable, "-m", "jacbench.measure.worker", json.dumps(spec)],
         stdout=out,
