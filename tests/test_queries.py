@@ -3,8 +3,10 @@
 model's prediction, and TensorFlow at N = 10,000 with no ok row; 2 written by hand for the
 picks: a jemalloc and a float64 row faster than every float32 glibc one)."""
 
+import copy
 import csv
 import math
+import pickle
 
 import pandas as pd
 import pytest
@@ -18,6 +20,20 @@ from jacbench.report import data, formats, queries
 @pytest.fixture(scope="module")
 def df(small_results):
     return data.load(small_results)
+
+
+def test_derived_frames_share_the_metadata_and_none_can_change_it(df):
+    meta = df.attrs["meta"]
+    derived = df[df["framework"] == "torch"].groupby("strategy").head(1)
+    assert derived.attrs["meta"] is meta  # shared through pandas' deep copy of attrs
+    assert copy.deepcopy(df).attrs["meta"] is meta
+    again = pickle.loads(pickle.dumps(df))
+    assert again.attrs["meta"] == meta and again.attrs["meta"] is not meta
+    for change in (lambda m: m.__setitem__("cores", 1), lambda m: m.update(cores=1),
+                   lambda m: m.pop("cores"), lambda m: m.__ior__({"cores": 1})):  # fmt: skip
+        with pytest.raises(TypeError, match="read-only"):
+            change(meta)
+    assert meta == store.read_meta(df.attrs["path"])
 
 
 def test_every_column_has_its_declared_type(df):

@@ -70,8 +70,26 @@ def load(path: str | Path) -> pd.DataFrame:
     df["overhead_bound"] = quick.mask(df["warm_median_s"].isna())  # no time: neither
     df = _fastest_simulation(df)
     df.attrs["path"] = str(path)
-    df.attrs["meta"] = store.read_meta(path)
+    df.attrs["meta"] = Meta(store.read_meta(path))
     return df
+
+
+class Meta(dict):
+    """The metadata sidecar as a frame carries it: read-only, and shared by the frames derived
+    from it instead of copied. pandas deep-copies a frame's attrs into every frame an operation
+    returns: 21,707 times in the GBM chapter, 0.7 s of its 14 s."""
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):  # pickled as a dict's items, not put back item by item
+        return (Meta, (dict(self),))
+
+    def _read_only(self, *args, **kwargs):
+        raise TypeError("the results' metadata is read-only")
+
+    __setitem__ = __delitem__ = __ior__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only
 
 
 def _same_normals(framework: str, strategy: str) -> bool:
