@@ -1,7 +1,7 @@
 # jacbench: two commands do all the set-up on a fresh machine.
 #   make test   create .venv, install the pinned dependencies, the package and the Debian
 #               packages the tests use (as root), run every test (what CI runs)
-#   make test-fast   the unit tier: no sweep, no book, no browser (about 3 minutes)
+#   make test-fast   the unit tier: no sweep, no book, no browser (under 3 minutes)
 #   make book   the main job: set up, then build the report from the committed reference
 #               dataset (book/reference), measuring nothing; PROFILE=quick|standard|full
 #               measures that profile on this machine first and builds from it
