@@ -48,6 +48,7 @@ UV_STAMP := $(VENV)/.uv-$(UV_VERSION)
 $(UV_STAMP):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet uv==$(UV_VERSION)
+	@rm -f $(VENV)/.uv-*
 	@touch $@
 
 $(VENV)/.installed-%: pyproject.toml | $(UV_STAMP)
