@@ -171,7 +171,7 @@ def test_uv_is_installed_once_at_its_pin_before_the_groups(tmp_path):
     assert re.search(r"uv==\d+\.\d+\.\d+$", planned[bootstrap[0]])
     # Once installed (its stamp there), make plans the groups alone.
     version = planned[bootstrap[0]].rsplit("==", 1)[1]
-    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv").mkdir()
     (tmp_path / ".venv" / f".uv-{version}").touch()
     again = _planned(tmp_path, "test")
     assert "uv==" not in again and again.count("uv pip install") == 3
