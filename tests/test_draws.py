@@ -100,7 +100,14 @@ def test_the_drawing_simulations_are_named_beside_the_execution_modes():
         assert registry.simulations(fw)[: len(modes)] == modes
         assert not set(modes) & {catalog.BLOCKED_DRAWS, *TF_DRAWS}
     assert registry.simulations("numpy") == ["numpy"]
-    assert registry.simulations("jax") == ["blocked-jit", "jit", "jit-path", "blocked-draws"]
+    assert registry.simulations("jax") == ["blocked-jit", "drawn-jit", "jit", "steps-jit",
+                                           "jit-path", "steps-jit-fori", "blocked-draws",
+                                           "draws-jit"]  # fmt: skip
+    assert (
+        parse("jax", "simulation:drawn-jit").streams
+        and parse("jax", "simulation:draws-jit").streams
+    )
+    assert not parse("jax", "simulation:steps-jit").streams
     assert parse("tensorflow", "simulation:xla-draws").streams
     assert not parse("tensorflow", "simulation:xla").streams
 

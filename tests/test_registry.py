@@ -20,6 +20,27 @@ def test_names_are_unique_kebab_case_and_fields_valid():
         assert s.batching in registry.BATCHINGS
         assert s.description and s.problems and set(s.problems) <= set(PROBLEMS)
         assert set(s.dtypes) <= {"float32", "float64"}
+        assert s.form in registry.FORMS
+
+
+def test_the_form_is_what_the_execution_names():
+    """A step-form strategy's execution names its loop's simulation (steps-, drawn-): the
+    form, the baseline and the module the builder lives in agree."""
+    steps = [s for s in registry.STRATEGIES if s.form == "steps"]
+    assert {s.framework for s in steps} == {"torch", "tensorflow", "jax"}
+    for s in registry.STRATEGIES:
+        prefixed = s.execution.startswith(("steps-", "drawn-"))
+        assert prefixed == (s.form == "steps"), s.key
+        assert s.drawn == s.execution.startswith("drawn-"), s.key
+        if s.form == "steps":
+            assert s.execution in registry.simulations(s.framework), s.key
+            assert s.entry("gbm").startswith(f"jacbench.strategies.{s.framework}_steps:")
+            assert s.engine in ("eager", "function", "xla", "jit", "inductor"), s.key
+    # Each framework draws inside the loop once, and runs the Asian payoff in both forms.
+    for fw in ("torch", "tensorflow", "jax"):
+        assert len([s for s in registry.by_framework(fw) if s.drawn]) == 1, fw
+        forms = {s.form for s in registry.by_framework(fw, "asian")}
+        assert forms == {"array", "steps"}, fw
 
 
 def test_required_strategies_are_registered():
@@ -91,12 +112,18 @@ def test_a_variant_runs_its_twins_differentiation_compiled_or_by_blocks():
         twin = registry.get(s.framework, s.variant_of)  # UsageError if it names no strategy
         assert (twin.mode, twin.batching) == (s.mode, s.batching), s.key
         assert not twin.blocked and (s.blocked or (s.compiled and twin.engine == "eager")), s.key
-        assert set(s.problems) <= set(twin.problems), s.key
-    # Every compiled strategy of an eager framework is the variant of an eager twin (a floor,
-    # written by hand, has none); JAX has none.
+        # The Asian payoff is measured in the compiled forms only.
+        assert set(s.problems) - {"asian"} <= set(twin.problems), s.key
+        assert s.form == twin.form, s.key
+    # Every compiled whole-array strategy of an eager framework is the variant of an eager twin
+    # (a floor, written by hand, has none); JAX has none. Over the steps, the carried tangent
+    # and the pathwise gradient have theirs, to show what compiling the loop is worth.
     for s in registry.STRATEGIES:
-        if s.compiled and not (s.blocked or s.floor) and s.framework in ("torch", "tensorflow"):
+        eager_framework = s.framework in ("torch", "tensorflow")
+        if s.compiled and not (s.blocked or s.floor) and eager_framework and s.form == "array":
             assert s.eager_twin == s.variant_of, s.key
+    for name in ("steps-compiled-carry", "steps-compiled-pathwise"):
+        assert registry.get("torch", name).eager_twin == name.replace("compiled-", "")
     assert all(s.eager_twin is None for s in registry.by_framework("jax"))
     assert registry.get("tensorflow", "blocked-forward-function").eager_twin is None
     assert registry.get("jax", "blocked-jvp").blocks == "jvp"

@@ -41,20 +41,19 @@ def test_jacobian_matches_closed_form(pair, cases, results):
     assert isinstance(out.jacobian, np.ndarray) and out.jacobian.shape == (PATHS, 2)
     assert out.terminal.shape == (PATHS,)
     assert np.all(np.isfinite(out.jacobian))
-    if strategy.faithful:
-        # The question's programs draw their own normals: check the derivative of the paths
-        # they actually simulated, recovered from their own terminal values.
+    if strategy.faithful or strategy.drawn:
+        # The question's programs, and the loops drawing inside, draw their own normals: check
+        # the derivative of the paths they simulated, recovered from their own terminal values.
         reference = gbm.jacobian_from_terminal(case.params, out.terminal)
     else:
         reference = gbm.jacobian_closed_form(case)
     assert gbm.relative_error(out.jacobian, reference) < TOLERANCE[dtype]
 
 
-@pytest.mark.parametrize(
-    "pair",
-    [p for p in CASES if not p[0].faithful],
-    ids=[_id(p) for p in CASES if not p[0].faithful],
-)
+SAME_NORMALS = [p for p in CASES if not (p[0].faithful or p[0].drawn)]
+
+
+@pytest.mark.parametrize("pair", SAME_NORMALS, ids=[_id(p) for p in SAME_NORMALS])
 def test_terminal_values_agree_across_frameworks(pair, cases, results):
     strategy, dtype = pair
     case = cases[dtype]
@@ -71,7 +70,13 @@ def test_unsupported_dtype_says_why(pair, cases):
         strategy.build(cases[dtype])
 
 
-EXECUTIONS = sorted({(s.framework, s.execution) for s in GBM})
+# Every simulation over the case's normals: each strategy's baseline, and the loop constructs
+# measured as simulations only (those drawing their own are strategies.test_steps's).
+EXECUTIONS = sorted(
+    {(s.framework, s.execution) for s in GBM if not s.drawn}
+    | {(fw, name) for fw in ("torch", "tensorflow", "jax")
+       for name in registry.simulations(fw) if name.startswith("steps-")}
+)  # fmt: skip
 
 
 @pytest.mark.parametrize("framework,execution", EXECUTIONS)

@@ -9,7 +9,10 @@ AD_FRAMEWORKS = FRAMEWORKS[:3]
 FRAMEWORK_NAMES = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "numpy": "numpy"}
 
 # The problems a strategy can differentiate (a profile group's "problem").
-PROBLEMS = ("gbm", "moments", "moments-batch")
+PROBLEMS = ("gbm", "moments", "moments-batch", "asian")
+# The problems simulated on the GBM's paths (problems.gbm's parameters and normals): S_T itself,
+# and the arithmetic-average call on the same paths (problems.asian).
+PATH_PROBLEMS = ("gbm", "asian")
 DTYPES = ("float32", "float64")
 
 # Where a case runs: the CPU, or a CUDA GPU. jacbench runs PyTorch and JAX on a GPU; TensorFlow

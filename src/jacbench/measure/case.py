@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from jacbench.constants import ALL_ALLOCATORS
+from jacbench.constants import ALL_ALLOCATORS, PATH_PROBLEMS
 from jacbench.errors import UsageError, check_device
 from jacbench.measure import harness, heap
 from jacbench.measure.targets import Target, parse
@@ -121,7 +121,7 @@ class Case:
         return getattr(self, SIZE[self.problem])
 
     def label(self) -> str:
-        if self.problem == "gbm":
+        if self.problem in PATH_PROBLEMS:
             size = f"N={self.paths:,}"
         elif self.problem == "shapes":
             size = f"{self.outputs}x{self.inputs}"

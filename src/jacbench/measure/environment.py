@@ -164,6 +164,32 @@ def fingerprint(env: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:12]
 
 
+# The bandwidth probe's array: 32 rows of 2^20 float32 values (128 MiB), far past the caches.
+BANDWIDTH_SHAPE = (32, 1 << 20)
+
+
+def read_bandwidth(repeats: int = 5) -> dict[str, Any]:
+    """The machine's read bandwidth as one numpy sum over the rows of a large float32 array
+    reads it (one core, as numpy sums): bytes over the fastest of a few reads, in GB/s. The
+    book's limit rows (limit:read) read the case's normals the same way."""
+    import time
+
+    import numpy as np
+
+    a = np.ones(BANDWIDTH_SHAPE, dtype=np.float32)
+    a.sum(axis=0)  # every page touched before the clock starts
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        a.sum(axis=0)
+        best = min(best, time.perf_counter() - start)
+    return {
+        "gb_per_s": round(a.nbytes / best / 1e9, 2),
+        "how": f"numpy's sum over the first axis of a {a.shape[0]} x {a.shape[1]} float32 array "
+        f"({a.nbytes / 2**20:.0f} MiB), the fastest of {repeats} reads, when the sweep began",
+    }
+
+
 def metadata_record(env: dict[str, Any], cases: list, jobs: int, columns: list[str]) -> dict:
     """The sidecar written beside a results file; for cases on a GPU, the GPU's facts too
     (nvidia-smi's, and what the frameworks see of it)."""
@@ -182,6 +208,7 @@ def metadata_record(env: dict[str, Any], cases: list, jobs: int, columns: list[s
             str(k): thread_environment(k) for k in sorted({c.threads for c in cases})
         },
         "devices": sorted({c.device for c in cases}),
+        "read_bandwidth": read_bandwidth(),
         **gpu,
         "columns": columns,
     }

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from jacbench.constants import AD_FRAMEWORKS, DTYPES, FRAMEWORKS, PROBLEMS
+from jacbench.constants import AD_FRAMEWORKS, DTYPES, FRAMEWORKS, PATH_PROBLEMS, PROBLEMS
 from jacbench.errors import UsageError, check_device, device_refusal
 from jacbench.measure import harness
 from jacbench.measure.case import Case
@@ -303,7 +303,7 @@ def _targets(framework: str, names: tuple[str, ...] | None, problem: str) -> lis
 
 def _sizes(g: Group, overrides: dict) -> list[dict[str, int]]:
     """The group's sizes as Case fields: paths for gbm, inputs (and batch) for moments."""
-    if g.problem == "gbm":
+    if g.problem in PATH_PROBLEMS:
         return [{"paths": n} for n in overrides.get("paths") or g.paths]
     inputs = overrides.get("inputs") or g.inputs
     return [{"inputs": n, "batch": b} for n in inputs for b in g.batch]

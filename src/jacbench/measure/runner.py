@@ -25,7 +25,7 @@ from typing import Any
 
 import psutil
 
-from jacbench.constants import GIB, SKIP_ABOVE
+from jacbench.constants import GIB, PATH_PROBLEMS, SKIP_ABOVE
 from jacbench.errors import UsageError
 from jacbench.measure import environment, harness, lock, profiles, store, worker
 from jacbench.measure.case import Case
@@ -40,7 +40,7 @@ def predicted_peak(case: Case) -> int | None:
     model = case.target.memory(case.problem)
     if model is None:
         return None
-    if case.problem == "gbm":
+    if case.problem in PATH_PROBLEMS:
         return model.peak(case.framework, case.paths, case.steps, case.dtype, case.chunk_size)
     return model.peak_moments(case.framework, case.inputs, case.batch, case.dtype)
 

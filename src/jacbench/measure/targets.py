@@ -1,7 +1,8 @@
 """What a case measures, as a small typed value, and the one parser of its string form.
 
 A results row names its target in the ``strategy`` column: a registered strategy ("jvp"), a
-second-order method ("second:hessian"), a simulation baseline ("simulation:eager"), one mode of
+second-order method ("second:hessian"), a simulation baseline ("simulation:eager"), the machine's
+limit ("limit:read", "limit:dispatch"), one mode of
 the tall-to-wide crossover ("crossover:forward") or any callable
 ("callable:module:function"). :func:`parse` is the only place that reads those prefixes; every
 other module asks the target it returns. Nothing here imports a framework.
@@ -122,7 +123,7 @@ class StrategyTarget(_RecordTarget):
 
     @property
     def streams(self) -> bool:
-        return self.record.blocked
+        return self.record.blocked or self.record.drawn
 
     @property
     def question_timed(self) -> bool:
@@ -197,6 +198,46 @@ class SimulationTarget(_Target):
 
     def build(self, case):
         return registry.simulation(self.framework, self.name)(case)
+
+
+@dataclass(frozen=True)
+class LimitTarget(_Target):
+    """What the machine can do with a problem's inputs, no derivative (strategies.limits): one
+    read of them, or an empty compiled call with them (the dispatch floor)."""
+
+    framework: str
+    name: str  # read or dispatch
+    kind: ClassVar[str] = "limit"
+
+    def __post_init__(self):
+        from jacbench.strategies import limits
+
+        registry.check_framework(self.framework)
+        valid = [n for n in limits.LIMITS if self.framework in limits.HAS[n]]
+        if self.name not in valid:
+            raise UsageError(f"unknown limit {self.name!r} for {self.framework}; choose one "
+                             "of: " + ", ".join(f"limit:{n}" for n in valid))  # fmt: skip
+
+    @property
+    def compiles(self) -> bool:
+        return self.framework != "numpy"
+
+    def unsupported(self, problem: str, dtype: str, device: str = "cpu") -> str | None:
+        if device != "cpu":
+            return f"the limit is measured on the cpu only here, not {device}"
+        if problem not in ("gbm", "moments"):
+            return f"the limit is measured for the gbm and moments problems, not {problem}"
+        return None
+
+    def build(self, case):
+        from jacbench.strategies import limits
+
+        return limits.build(self.framework, self.name, case)
+
+    def error(self, case, result) -> float | None:
+        from jacbench.strategies import limits
+
+        return limits.relative_error(case, result) if self.name == "read" else None
 
 
 @dataclass(frozen=True)
@@ -299,12 +340,14 @@ Target = (
     StrategyTarget
     | SecondOrderTarget
     | SimulationTarget
+    | LimitTarget
     | CrossoverTarget
     | CallableTarget
     | GenericTarget
 )
 _BY_KIND = {
-    t.kind: t for t in (SecondOrderTarget, SimulationTarget, CrossoverTarget, GenericTarget)
+    t.kind: t
+    for t in (SecondOrderTarget, SimulationTarget, LimitTarget, CrossoverTarget, GenericTarget)
 }
 
 

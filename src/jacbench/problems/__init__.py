@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from jacbench.errors import UsageError
-from jacbench.problems import gbm, moments, shapes, user
+from jacbench.problems import asian, gbm, moments, shapes, user
 
 # The parameters of each problem's case, by the problem's name.
 PARAMS = {
     "gbm": gbm.GBMParams,
+    "asian": gbm.GBMParams,
     "moments": moments.MomentsParams,
     "moments-batch": moments.MomentsParams,
     "shapes": shapes.ShapesParams,
@@ -18,6 +19,7 @@ PARAMS = {
 # What "N" of a case means: the field that sizes it.
 SIZE = {
     "gbm": "paths",
+    "asian": "paths",
     "moments": "inputs",
     "moments-batch": "inputs",
     "shapes": "inputs",
@@ -40,6 +42,8 @@ def make_case(problem: str, params: dict[str, Any], streamed: bool = False, devi
         return gbm.make_case(p, streamed=True, device=device)
     if problem == "user":
         return user.make_case(p, device=device)
+    if problem == "asian":
+        return asian.make_case(p, device=device)
     if problem == "shapes":
         if device != "cpu":
             raise UsageError(f"the shapes problem runs on the cpu only, not {device}")

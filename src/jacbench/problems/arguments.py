@@ -32,7 +32,10 @@ def add_problem_arguments(p: argparse.ArgumentParser) -> None:
 
     d, m = GBMParams(), MomentsParams()
     p.add_argument(
-        "--problem", default="gbm", help="gbm (default) or moments (--batch B: B rows of X)"
+        "--problem",
+        default="gbm",
+        help="gbm (default), asian (the average of the GBM's dates, a call at the money) or "
+        "moments (--batch B: B rows of X)",
     )
     p.add_argument("--paths", type=size_type(), help=f"N, number of paths (gbm: {d.paths})")
     p.add_argument("--steps", type=size_type(), help=f"M, number of time steps (gbm: {d.steps})")
@@ -62,15 +65,19 @@ def add_device_argument(p: argparse.ArgumentParser, default: str | None = "cpu")
 
 
 def from_arguments(args: argparse.Namespace) -> tuple[str, dict]:
-    """The problem the arguments name (gbm, moments or moments-batch) and its parameters,
+    """The problem the arguments name (gbm, asian, moments or moments-batch) and its parameters,
     validated; UsageError for an option its problem does not take (--inputs on the gbm)."""
     from dataclasses import asdict, fields
 
     from jacbench.problems import PARAMS
 
-    if args.problem not in ("gbm", "moments"):
-        raise UsageError(f"unknown problem {args.problem!r}; choose one of: gbm, moments")
-    problem = "gbm" if args.problem == "gbm" else ("moments-batch" if args.batch else "moments")
+    if args.problem not in ("gbm", "asian", "moments"):
+        raise UsageError(f"unknown problem {args.problem!r}; choose one of: gbm, asian, moments")
+    problem = (
+        args.problem
+        if args.problem != "moments"
+        else ("moments-batch" if args.batch else "moments")
+    )
     cls = PARAMS[problem]
     takes = {f.name for f in fields(cls)}
     everyone = {"paths", "steps", "spot", "vol", "drift", "maturity", "seed", "dtype",

@@ -204,14 +204,33 @@ CHECK_BLOCK = 1 << 20
 def jacobian_error(case: GBMCase, jacobian: np.ndarray) -> float:
     """relative_error(jacobian, jacobian_closed_form(case)), computed a block of paths at a
     time, so that checking N = 10^8 paths never holds an (N, 2) float64 reference."""
+    return _blockwise_error(
+        jacobian, case.params.paths,
+        lambda a, b: _jacobian(case.params, _terminal_brownian(case, a, b)),
+    )  # fmt: skip
+
+
+def jacobian_error_from_terminal(
+    params: GBMParams, jacobian: np.ndarray, terminal: np.ndarray
+) -> float:
+    """relative_error(jacobian, jacobian_from_terminal(params, terminal)), a block of paths at
+    a time: the check of a program that drew its own normals."""
+    s = np.asarray(terminal).reshape(-1)
+    return _blockwise_error(
+        jacobian, s.shape[0], lambda a, b: jacobian_from_terminal(params, s[a:b])
+    )
+
+
+def _blockwise_error(jacobian: np.ndarray, n: int, reference) -> float:
+    """relative_error of an (N, 2) Jacobian against reference(a, b), the float64 reference of
+    paths [a, b), taken CHECK_BLOCK paths at a time."""
     j = np.asarray(jacobian)
-    n = case.params.paths
     if j.shape != (n, 2):
         raise ValueError(f"shape {j.shape} does not match reference {(n, 2)}")
     diff, scale = np.zeros(2), np.zeros(2)
     for start in range(0, n, CHECK_BLOCK):
         stop = min(start + CHECK_BLOCK, n)
-        r = _jacobian(case.params, _terminal_brownian(case, start, stop))
+        r = reference(start, stop)
         diff = np.maximum(diff, np.max(np.abs(j[start:stop].astype(np.float64) - r), axis=0))
         scale = np.maximum(scale, np.max(np.abs(r), axis=0))
     scale[scale == 0] = 1.0

@@ -2,15 +2,17 @@
 
 Numbers are nullable (``Int64``, ``float64`` with NaN where a case did not get that far), the
 status is a categorical over ``constants.STATUSES`` and ``hwm_reset`` a nullable boolean; the
-rest are strings (``target`` says what was measured: strategy, simulation, second, callable
-or shapes). Columns derived for the chapters: ``peak`` (the larger of the cold and warm peaks,
-absolute), ``peak_over_inputs`` (that peak over the resident memory before the first call),
-``overhead_bound`` (a warm call under OVERHEAD_S: per-call overhead, not arithmetic, decides
-its time, so it is no ground for a ranking) and, for the GBM's strategies, one baseline for
-comparisons across strategies: ``fastest_simulation_s`` (the warm median of the framework's
-fastest simulation given the same normals at the same N, dtype and allocator: no blocked one,
-which draws its own) and ``ratio_to_fastest_simulation`` (the warm median over it). The
-metadata sidecar is ``df.attrs["meta"]`` and the file ``df.attrs["path"]``.
+rest are strings (``target`` says what was measured: strategy, simulation, limit, second,
+callable or shapes). Columns derived for the chapters: ``form`` (how the simulation a strategy
+or simulation row runs is written: array or steps; blank for other targets), ``peak`` (the
+larger of the cold and warm peaks, absolute), ``peak_over_inputs`` (that peak over the
+resident memory before the first call), ``overhead_bound`` (a warm call under OVERHEAD_S:
+per-call overhead, not arithmetic, decides its time, so it is no ground for a ranking) and,
+for the GBM's strategies, one baseline for comparisons across strategies:
+``fastest_simulation_s`` (the warm median of the framework's fastest whole-array simulation
+given the same normals at the same N, dtype and allocator: no blocked one, which draws its
+own) and ``ratio_to_fastest_simulation`` (the warm median over it). The metadata sidecar is
+``df.attrs["meta"]`` and the file ``df.attrs["path"]``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import pandas as pd
 
 from jacbench.constants import STATUSES
 from jacbench.measure import store, targets
-from jacbench.strategies import registry
+from jacbench.strategies import catalog, registry
 
 STATUS = pd.CategoricalDtype(list(STATUSES))
 # A warm call shorter than this is mostly the framework's per-call overhead (dispatch, Python,
@@ -68,6 +70,9 @@ def load(path: str | Path) -> pd.DataFrame:
     df["peak_over_inputs"] = (df["peak"] - df["cold_rss_before"]).clip(lower=0)
     quick = (df["warm_median_s"] < OVERHEAD_S).astype("boolean")
     df["overhead_bound"] = quick.mask(df["warm_median_s"].isna())  # no time: neither
+    df["form"] = pd.Series([_form(f, s) for f, s in zip(df["framework"], df["strategy"],
+                                                          strict=True)], index=df.index,
+                           dtype="string")  # fmt: skip
     df = _fastest_simulation(df)
     df.attrs["path"] = str(path)
     df.attrs["meta"] = Meta(store.read_meta(path))
@@ -92,13 +97,24 @@ class Meta(dict):
     clear = pop = popitem = setdefault = update = _read_only
 
 
+def _form(framework: str, strategy: str) -> str:
+    """How the simulation a strategy or simulation row runs is written (registry.FORMS), ""
+    for any other target."""
+    target = targets.parse(framework, strategy)
+    if target.kind == "strategy":
+        return target.record.form
+    return catalog.form_of(target.name) if target.kind == "simulation" else ""
+
+
 def _same_normals(framework: str, strategy: str) -> bool:
-    """Whether a simulation row is given the case's normals (not blocked: those draw them,
-    nor one of those that draw their own, strategies.draws)."""
+    """Whether a simulation row is a whole-array one given the case's normals (not blocked:
+    those draw them, nor one of those that draw their own, strategies.draws). The loops over
+    the steps have their own chapter, measured against the machine's limit."""
     target = targets.parse(framework, strategy)
     return target.kind == "simulation" and target.name in [
-        e for e in registry.executions(framework) if not registry.is_blocked(e)
-    ]
+        e for e in registry.executions(framework)
+        if not registry.is_blocked(e) and catalog.form_of(e) == "array"
+    ]  # fmt: skip
 
 
 def _fastest_simulation(df: pd.DataFrame) -> pd.DataFrame:

@@ -4,9 +4,11 @@ from here, computed once from the same rows, so no two pages can disagree.
 
 Candidates are the registry's (the question's programs left out), float32 under glibc's malloc
 as it comes, so compiled and eager forms are compared under one allocator setting. Regimes: the
-tall N x 2 Jacobian at the first question's N, at the largest N where an unblocked strategy ran
-and at the largest N (blocked forms only); the wide 3 x n Jacobian and the Hessians at the
-second question's n and at the largest n.
+tall N x 2 Jacobian at the first question's N, at the largest N where a strategy holding the
+normals ran, and at the largest N (forms that hold no M x N array: blocked, or drawing their
+own normals); the wide 3 x n Jacobian and the Hessians at the second question's n and at the
+largest n. The tall Jacobian's candidates are those of every form of the simulation (the
+book's answer), or of the whole-array form only (the GBM chapter's comparison).
 """
 
 from __future__ import annotations
@@ -71,11 +73,12 @@ class Pick:
         return self.entries[name]
 
 
-def candidates(df: pd.DataFrame) -> pd.DataFrame:
+def candidates(df: pd.DataFrame, form: str | None = None) -> pd.DataFrame:
     """Every candidate row of the three shapes in the AD frameworks, with its shape and its
     growing size (Hessians: the dense matrix or products Hv; the exact diagonal by one product
-    holds for separable functions only, so it is no general pick)."""
-    tall = queries.gbm(df).assign(shape=TALL, size=lambda d: d["paths"])
+    holds for separable functions only, so it is no general pick). The tall Jacobian's of
+    every form of the simulation, or of one (registry.FORMS)."""
+    tall = queries.gbm(df, form=form).assign(shape=TALL, size=lambda d: d["paths"])
     wide = queries.wide(df, target="strategy").assign(shape=WIDE, size=lambda d: d["inputs"])
     hessian = queries.second_order(df, "moments", kind=("dense", "hvp"))
     hessian = hessian.assign(shape=HESSIAN, size=lambda d: d["inputs"])
@@ -99,11 +102,12 @@ def regimes(rows: pd.DataFrame, shape: str) -> list[tuple[str, int]]:
     if shape == TALL:
         if (ok["size"] == QUESTION_N).any():
             found.append((QUESTION, QUESTION_N))
-        blocked = [
-            registry.get(fw, s).blocked
+        # Blocked, or drawing its own normals inside the loop: no (M, N) array held.
+        streams = [
+            (r := registry.get(fw, s)).blocked or r.drawn
             for fw, s in zip(ok["framework"], ok["strategy"], strict=True)
         ]
-        unblocked = ok[~pd.Series(blocked, index=ok.index, dtype=bool)]
+        unblocked = ok[~pd.Series(streams, index=ok.index, dtype=bool)]
         if len(unblocked):
             found.append((IN_MEMORY, int(unblocked["size"].max())))
         found.append((BLOCKED, top))
@@ -200,10 +204,14 @@ class Picks:
         return {p.framework: p for p in self.all if (p.shape, p.regime) == (shape, regime)}
 
 
-def compute(df: pd.DataFrame, others: list[pd.DataFrame] | None = None) -> Picks:
-    """The picks from the dataset's rows and the other sessions' (for the margins)."""
+def compute(
+    df: pd.DataFrame, others: list[pd.DataFrame] | None = None, form: str | None = None
+) -> Picks:
+    """The picks from the dataset's rows and the other sessions' (for the margins): the tall
+    Jacobian's among every form of the simulation (the book's answer), or among one (the GBM
+    chapter compares the whole-array form, the question's, with itself)."""
     margins = noise.measure(df, others)
-    cands = candidates(df)
+    cands = candidates(df, form)
     found = []
     for fw in AD_FRAMEWORKS:
         for shape in SHAPES:

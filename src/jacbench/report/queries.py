@@ -30,11 +30,14 @@ def where(df: pd.DataFrame, **conditions) -> pd.DataFrame:
     return df[mask]
 
 
-def gbm(df: pd.DataFrame, target: str | tuple = "strategy", **conditions) -> pd.DataFrame:
+def gbm(
+    df: pd.DataFrame, target: str | tuple = "strategy", form: str | None = "array", **conditions
+) -> pd.DataFrame:
     """The GBM Jacobian rows of one kind of target (strategies by default; "simulation" for
-    the baselines), under the base conditions unless others are given, sorted by framework,
-    strategy and N."""
-    rows = where(df, problem="gbm", target=target, **{**BASE, **conditions})
+    the baselines), of the whole-array form unless another (or None: every form) is given,
+    under the base conditions unless others are given, sorted by framework, strategy and N."""
+    shaped = {} if form is None else {"form": form}
+    rows = where(df, problem="gbm", target=target, **{**BASE, **shaped, **conditions})
     return rows.sort_values(["framework", "strategy", "paths"])
 
 

@@ -60,14 +60,46 @@ def run(case, step: Step, out: Sequence[np.ndarray], size: int, pad: bool) -> No
     step that would otherwise be compiled again for the last block's shape; else the last block
     gets its own columns only.
     """
-    n = case.params.paths
     buffer = np.empty((case.params.steps, size), dtype=case.dtype)
-    for start, stop in blocks(n, size):
-        k = stop - start
+
+    def values(block: int, start: int, stop: int) -> Sequence[np.ndarray]:
         case.block_normals(start, stop, out=buffer)
-        values = step(buffer if pad else buffer[:, :k])
-        for column, value in zip(out, values, strict=True):
-            column[start:stop] = np.asarray(value).reshape(-1)[:k]
+        return step(buffer if pad else buffer[:, : stop - start])
+
+    _fill(case.params.paths, size, out, values)
+
+
+def _fill(n: int, size: int, out: Sequence[np.ndarray], values) -> None:
+    """Write values(block, start, stop), each block's outputs, into the (N,) arrays out."""
+    for block, (start, stop) in enumerate(blocks(n, size)):
+        for column, value in zip(out, values(block, start, stop), strict=True):
+            column[start:stop] = np.asarray(value).reshape(-1)[: stop - start]
+
+
+# Paths one call of a loop that draws its own normals computes (catalog.DRAWN): its state is a
+# few arrays of B values, and its normals, drawn a step at a time inside, one more.
+DRAWN_BLOCK = 1 << 18
+
+
+def drawn_runner(case, step: Callable[[int], Sequence[np.ndarray]], jacobian: bool = True):
+    """A call of a loop that draws its own normals inside (catalog.DRAWN), DRAWN_BLOCK paths at
+    a time: step(b) computes block b's S_T (and, for a Jacobian, its two derivative columns)
+    for a whole block, drawing block b's normals; the last block's extra paths are cut."""
+    from jacbench.strategies.registry import JacobianResult
+
+    n = case.params.paths
+    size = min(DRAWN_BLOCK, n)
+
+    def call():
+        s = np.empty(n, dtype=case.dtype)
+        if not jacobian:
+            _fill(n, size, (s,), lambda b, *_: step(b))
+            return s
+        j = np.empty((n, 2), dtype=case.dtype)
+        _fill(n, size, (s, j[:, 0], j[:, 1]), lambda b, *_: step(b))
+        return JacobianResult(j, s)
+
+    return call
 
 
 def jacobian_runner(case, step: Step, requested: int | None = None, pad: bool = False):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jacbench.constants import PATH_PROBLEMS
 from jacbench.errors import UsageError
 from jacbench.problems import make_case
 from jacbench.strategies import devices, registry
@@ -21,7 +22,7 @@ def jacobian(
     strategy.check(problem, params["dtype"], device)
     if output and not Path(output).parent.is_dir():
         raise UsageError(f"cannot write {output}: the folder {Path(output).parent} does not exist")
-    case = make_case(problem, params, streamed=strategy.blocked, device=device)
+    case = make_case(problem, params, streamed=strategy.blocked or strategy.drawn, device=device)
     devices.configure(framework, device)
     start = time.perf_counter()
     result = devices.synchronized(strategy.build(case), framework, device)()
@@ -29,8 +30,8 @@ def jacobian(
     result = devices.to_host(result)
     error = strategy.error(case, result)
     where = "" if device == "cpu" else f" on {device}"
-    if problem == "gbm":
-        size = f"N={params['paths']} M={params['steps']}"
+    if problem in PATH_PROBLEMS:
+        size = f"{'' if problem == 'gbm' else problem + ' '}N={params['paths']} M={params['steps']}"
         arrays = {"jacobian": result.jacobian, "terminal": result.terminal}
     else:
         size = f"{problem} n={params['inputs']}" + (
@@ -39,7 +40,8 @@ def jacobian(
         arrays = {"jacobian": result.jacobian, "x": case.x}
     if output:
         np.savez(output, **arrays)
-    against = "closed form from its own paths" if strategy.faithful else "closed form"
+    own = strategy.faithful or strategy.drawn
+    against = "closed form from its own paths" if own else "closed form"
     return (
         f"{strategy.key}  {size} {params['dtype']}{where}  "
         f"time {elapsed:.4f} s (first call, set-up and compilation included)  "

@@ -20,6 +20,11 @@ BLOCK_ARRAYS path arrays of B paths). Its working memory is
 with A_B = (M+1) * B * itemsize and the last term its result, J (N, 2) and S_T (N,): flat in N
 but for the result, which is 3 / (M+1) of one path array (5.7% at M = 52). It has no inputs.
 
+A strategy written over the time steps holds no path array either: its state, tangents or
+the like are ``vectors`` arrays of N values (one value a path), so its working memory is
+``fixed + vectors * N * itemsize`` beside the normals it reads. One that draws its normals
+inside the loop (``holds_inputs`` false) has no inputs at all.
+
 For the moments problems one "path array" is the E = n * max(B, 1) inputs (steps = 0):
 ``arrays`` counts input-sized buffers, ``batch`` n of them (an n x n matrix per row: the basis
 of forward mode over n inputs, or a dense Hessian).
@@ -76,6 +81,8 @@ class MemoryModel:
     chunk: float = 0.0
     fixed_mib: float = 0.0
     block: float = 0.0  # path arrays of one block of paths: a path-blocked strategy
+    vectors: float = 0.0  # arrays of N values (one a path): a strategy over the time steps
+    holds_inputs: bool = True  # False: it draws its normals itself, the case holds none
 
     @property
     def blocked(self) -> bool:
@@ -95,6 +102,7 @@ class MemoryModel:
             + self.arrays * a
             + self.batch * paths * a
             + self.chunk * min(chunk_size, paths) * a
+            + self.vectors * paths * itemsize
             + blocked
         )
 
@@ -103,8 +111,8 @@ class MemoryModel:
     ) -> int:
         """Predicted absolute peak RSS in bytes of a worker running the GBM problem."""
         inputs = INPUT_COPIES[framework] * steps * paths * np.dtype(dtype).itemsize
-        if self.blocked:
-            inputs = 0  # the normals are drawn a block at a time
+        if self.blocked or not self.holds_inputs:
+            inputs = 0  # the normals are drawn a block at a time, or inside the loop
         working = self.working(paths, steps, dtype, chunk_size)
         return int(IMPORT_BASE_MIB[framework] * _MIB + inputs + working)
 

@@ -16,13 +16,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from jacbench.constants import DTYPES, FRAMEWORKS
+from jacbench.constants import DTYPES, FRAMEWORKS, PATH_PROBLEMS
 from jacbench.errors import Unsupported, UsageError, device_refusal
-from jacbench.strategies import catalog
+from jacbench.strategies import catalog, catalog_steps
 from jacbench.strategies.memory_model import MemoryModel
 
 MODES = ("forward", "reverse", "none")
 BATCHINGS = ("loop", "vectorized", "chunked", "single-pass")
+FORMS = catalog.FORMS
 # One strategy of each AD framework has each of these roles: the pathwise gradient and forward
 # mode for the tall Jacobian, reverse mode for the wide one.
 ANSWERS = ("pathwise", "forward", "wide")
@@ -60,6 +61,10 @@ class Strategy(Unsupported):
     compiled: bool
     execution: str  # eager, function, xla, jit, inductor, numpy: matches a simulation baseline
     description: str
+    # How the simulation it differentiates is written (FORMS): "array", the whole-array form
+    # (a cumulative sum over the steps), or "steps", a loop over the time steps. Its execution
+    # then names the loop's simulation ("steps-jit", "drawn-xla"; catalog.FORMS says more).
+    form: str = "array"
     # The API call it makes, as the glossary shows it: f the function, x its inputs, y = f(x),
     # v a tangent, xs one copy of the inputs per path ("torch.func.jacfwd(f, argnums=(0, 1))").
     call: str = ""
@@ -114,8 +119,15 @@ class Strategy(Unsupported):
 
     @property
     def engine(self) -> str:
-        """The execution without the blocking: eager, function, xla, jit, inductor, numpy."""
-        return self.execution.removeprefix(BLOCKED)
+        """The execution without the blocking, form or loop: eager, function, xla, jit,
+        inductor, numpy."""
+        return catalog.engine(self.execution)
+
+    @property
+    def drawn(self) -> bool:
+        """Whether it draws its own normals inside the loop (catalog.DRAWN): its case holds
+        none, and its check reads the closed form off its own S_T."""
+        return self.execution.startswith(catalog.DRAWN)
 
     @property
     def blocks(self) -> str:
@@ -130,12 +142,16 @@ class Strategy(Unsupported):
         if not (self.compiled and self.variant_of):
             return None
         twin = get(self.framework, self.variant_of)
-        return twin.name if twin.execution == "eager" else None
+        return twin.name if twin.engine == "eager" else None
 
     def entry(self, problem: str = "gbm") -> str:
         """The builder, "module:function": one module per framework and problem (the batched
-        moments problem shares the moments module)."""
-        module = f"jacbench.strategies.{self.framework}_{problem.split('-')[0]}"
+        moments problem shares the moments module), and one per framework for the simulation
+        written over the steps, which also holds every Asian payoff's builder."""
+        if self.form == "steps" or problem == "asian":
+            module = f"jacbench.strategies.{self.framework}_steps"
+        else:
+            module = f"jacbench.strategies.{self.framework}_{problem.split('-')[0]}"
         return f"{module}:build_{self.name.replace('-', '_')}"
 
     def unsupported(self, problem: str, dtype: str, device: str = "cpu") -> str | None:
@@ -155,8 +171,9 @@ class Strategy(Unsupported):
         return None
 
     def memory_for(self, problem: str) -> MemoryModel:
-        """The memory model of the problem: GBM's, or the moments problems'."""
-        return self.memory if problem == "gbm" else self.memory_moments
+        """The memory model of the problem: GBM's (the Asian payoff's too), or the moments
+        problems'."""
+        return self.memory if problem in PATH_PROBLEMS else self.memory_moments
 
     def build(self, case) -> Callable[[], JacobianResult]:
         """Prepare the strategy for a case; calling the result computes J from scratch."""
@@ -171,8 +188,14 @@ class Strategy(Unsupported):
         from jacbench.strategies.devices import to_host
 
         result = to_host(result)
+        if case.problem == "asian":
+            from jacbench.problems import asian
+
+            return asian.error(case, result.jacobian, result.terminal)
         if case.problem != "gbm":
             return moments.relative_error(result.jacobian, moments.jacobian_closed_form(case.x))
+        if self.drawn:  # its own normals: the closed form from its own S_T, a block at a time
+            return gbm.jacobian_error_from_terminal(case.params, result.jacobian, result.terminal)
         if case.streamed:  # N may be 10^8: the closed form is computed a block at a time
             return gbm.jacobian_error(case, result.jacobian)
         if self.faithful:
@@ -187,7 +210,9 @@ def _load(entry: str) -> Callable:
     return getattr(importlib.import_module(module), func)
 
 
-STRATEGIES: tuple[Strategy, ...] = tuple(Strategy(**row) for row in catalog.ROWS)
+STRATEGIES: tuple[Strategy, ...] = tuple(
+    Strategy(**row) for row in (*catalog.ROWS, *catalog_steps.ROWS)
+)
 
 
 def by_framework(framework: str, problem: str | None = None) -> list[Strategy]:
@@ -267,24 +292,28 @@ def executions(framework: str) -> list[str]:
 
 def simulations(framework: str) -> list[str]:
     """Every simulation of a framework: one baseline per execution mode, the same returning
-    the whole path for each mode not blocked (catalog.PATH), then the ones that measure drawing
-    the random numbers (strategies.draws)."""
+    the whole path for each whole-array mode not blocked (catalog.PATH), the loop constructs
+    measured as simulations only (catalog.OTHER_LOOPS), then the ones that measure drawing the
+    random numbers (strategies.draws, catalog.DRAWS)."""
     modes = executions(framework)
-    return modes + path_simulations(framework) + catalog.draw_names(framework, modes)
+    others = list(catalog.OTHER_LOOPS.get(framework, ()))
+    return modes + path_simulations(framework) + others + catalog.draw_names(framework, modes)
 
 
 def path_simulations(framework: str) -> list[str]:
-    """The simulations returning the whole path, one per execution mode not blocked (numpy's
-    simulation builds its path whatever it returns: it has none)."""
+    """The simulations returning the whole path, one per whole-array execution mode not
+    blocked (numpy's simulation builds its path whatever it returns: it has none)."""
     return [m + catalog.PATH for m in executions(framework)
-            if not is_blocked(m) and m != "numpy"]  # fmt: skip
+            if not is_blocked(m) and m != "numpy" and catalog.form_of(m) == "array"]  # fmt: skip
 
 
 def simulation_compiles(name: str) -> bool:
-    """Whether a simulation's first call compiles: its mode, blocked or returning the path, is
-    a compiled one, or it is a TensorFlow simulation drawing inside a tf.function."""
-    mode = (path_of(name) or name).removeprefix(catalog.BLOCKED)
-    return mode in catalog.COMPILED or name in catalog.TENSORFLOW_DRAWS
+    """Whether a simulation's first call compiles: its mode, blocked, written over the steps or
+    returning the path, is a compiled one, or it is a TensorFlow simulation drawing inside a
+    tf.function."""
+    return catalog.engine(path_of(name) or name) in catalog.COMPILED or (
+        name in catalog.TENSORFLOW_DRAWS
+    )
 
 
 def path_of(name: str) -> str | None:
@@ -302,6 +331,6 @@ def simulation(framework: str, execution: str) -> Callable:
     module = f"jacbench.strategies.{framework}_gbm"
     if (mode := path_of(execution)) is not None:
         return functools.partial(_load(f"{module}:build_simulation_path"), execution=mode)
-    entry = catalog.draw_entry(framework, execution)
+    entry = catalog.simulation_entry(framework, execution)
     builder = _load(entry or f"{module}:build_simulation")
     return functools.partial(builder, execution=execution)

@@ -9,7 +9,8 @@ from jacbench.second import registry as second
 from jacbench.strategies import registry
 
 # What a strategy computes, by the problems it runs, and a second-order method, by its kind.
-PROBLEMS = {"gbm": "tall", "moments": "wide", "moments-batch": "per sample"}
+PROBLEMS = {"gbm": "tall", "moments": "wide", "moments-batch": "per sample",
+            "asian": "tall (an Asian call)"}  # fmt: skip
 KINDS = {
     "dense": "Hessian",
     "hvp": "Hessian-vector products",

@@ -99,13 +99,13 @@ def run(df: pd.DataFrame, framework: str, name: str, paths: int) -> Run:
 
 
 def reverse_strategies(framework: str) -> list[str]:
-    """A framework's reverse-mode GBM strategies that are no variant of another (nor a build
-    experiment): the question's
+    """A framework's reverse-mode GBM strategies of the whole-array form that are no variant of
+    another (nor a build experiment): the question's
     program first, then by batching (loop, vectorized, chunked, single-pass), registry order."""
     rev = [
         s
         for s in registry.by_framework(framework, "gbm")
-        if s.mode == "reverse" and not (s.variant_of or s.experiment)
+        if s.mode == "reverse" and not (s.variant_of or s.experiment) and s.form == "array"
     ]
     order = sorted(rev, key=lambda s: (not s.faithful, registry.BATCHINGS.index(s.batching)))
     return [s.name for s in order]

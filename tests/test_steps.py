@@ -1,0 +1,161 @@
+"""The simulation written over the time steps: the Asian payoff against its closed form and
+finite differences, the loops that draw their own normals, the machine's limit, and forward
+mode's memory over the steps (O(N), not O(NM)).
+
+Every step-form strategy of the gbm problem is also checked against the closed form by
+test_strategies (parametrized over the registry); this module adds what that cannot see.
+"""
+
+import numpy as np
+import pytest
+from conftest import PATHS, STEPS, TOLERANCE
+
+from jacbench.constants import GIB
+from jacbench.errors import UsageError
+from jacbench.measure import runner
+from jacbench.measure.case import Case
+from jacbench.measure.targets import parse
+from jacbench.problems import asian, gbm, make_case
+from jacbench.strategies import registry
+
+ASIAN = [(s, d) for s in registry.STRATEGIES if "asian" in s.problems for d in s.dtypes]
+
+
+@pytest.fixture(scope="module")
+def asian_cases():
+    return {d: make_case("asian", {"paths": PATHS, "steps": STEPS, "dtype": d}) for d in gbm.DTYPES}
+
+
+@pytest.mark.parametrize("pair", ASIAN, ids=[f"{s.key}-{d}" for s, d in ASIAN])
+def test_asian_payoff_and_jacobian_match_the_closed_form(pair, asian_cases):
+    strategy, dtype = pair
+    case = asian_cases[dtype]
+    out = strategy.build(case)()
+    payoff, d_average = asian.closed_form(case)
+    assert out.jacobian.shape == (PATHS, 2) and out.terminal.shape == (PATHS,)
+    # About half the paths end in the money at the money: the check is not vacuous.
+    assert 0.3 < np.mean(out.terminal > 0) < 0.7
+    assert strategy.error(case, out) < TOLERANCE[dtype]
+    np.testing.assert_allclose(out.terminal, payoff, rtol=0, atol=1e-4 * payoff.max())
+    zero = out.terminal == 0
+    assert np.all(out.jacobian[zero] == 0)
+    np.testing.assert_allclose(out.jacobian[~zero], d_average[~zero],
+                               rtol=0, atol=TOLERANCE[dtype] * np.abs(d_average).max())  # fmt: skip
+
+
+def test_the_asian_closed_form_is_the_derivative_of_its_payoff():
+    """Central differences of the float64 payoff on the same normals, bumping spot and vol (the
+    strike stays the base case's number), agree with the closed form on every path away from
+    the kink at A = K."""
+    case = asian.make_case(gbm.GBMParams(paths=400, steps=12, dtype="float64"))
+    p, t = case.params, case.t
+    w = gbm.brownian(t, case.normals)[1:]
+
+    def average(spot, vol):
+        return (spot * np.exp((p.drift - vol**2 / 2) * t[1:, None] + vol * w)).mean(axis=0)
+
+    def payoff(spot, vol):
+        return np.maximum(average(spot, vol) - case.strike, 0)
+
+    h = 1e-6
+    fd = np.stack(
+        [
+            (payoff(p.spot + h, p.vol) - payoff(p.spot - h, p.vol)) / (2 * h),
+            (payoff(p.spot, p.vol + h) - payoff(p.spot, p.vol - h)) / (2 * h),
+        ],
+        axis=1,
+    )
+    value, d_average = asian.closed_form(case)
+    np.testing.assert_allclose(value, payoff(p.spot, p.vol), rtol=1e-12)
+    away = np.abs(average(p.spot, p.vol) - case.strike) > 1e-3
+    assert away.sum() > 0.9 * p.paths and 0.3 < np.mean(value > 0) < 0.7
+    jac = np.where((value > 0)[:, None], d_average, 0.0)
+    np.testing.assert_allclose(fd[away], jac[away], rtol=1e-5, atol=1e-6)
+
+
+DRAWN = [s for s in registry.STRATEGIES if s.drawn]
+
+
+@pytest.mark.parametrize("strategy", DRAWN, ids=[s.key for s in DRAWN])
+def test_a_drawn_loop_and_its_simulations_read_the_same_normals(strategy):
+    """The Jacobian's S_T, its drawn simulation's, and the draws alone summed over the steps
+    agree: the three draw the same numbers, from the seed, the block and the step alone. The
+    sum's spread is that of M standard normals."""
+    params = {"paths": 3000, "steps": STEPS}
+    jac = parse(strategy.framework, strategy.name)
+    case = jac.make_case("gbm", params)
+    assert case.streamed  # the case holds no normals: the loop draws its own
+    out = jac.build(case)()
+    sim = parse(strategy.framework, f"simulation:{strategy.execution}").build(case)()
+    draws_name = "simulation:draws-" + strategy.execution.removeprefix("drawn-")
+    total = parse(strategy.framework, draws_name).build(case)()
+    np.testing.assert_allclose(sim, out.terminal, rtol=1e-5)
+    p = case.params
+    dt = p.maturity / p.steps
+    expected = p.spot * np.exp((p.drift - p.vol**2 / 2) * p.maturity + p.vol * np.sqrt(dt) * total)
+    np.testing.assert_allclose(out.terminal, expected, rtol=1e-4)
+    assert np.var(total) == pytest.approx(p.steps, rel=0.1)
+    assert abs(np.mean(total)) < 4 * np.sqrt(p.steps / params["paths"])
+    # Another seed draws other numbers.
+    other = jac.build(jac.make_case("gbm", {**params, "seed": 99}))()
+    assert not np.allclose(other.terminal, out.terminal)
+
+
+# --- the machine's limit -----------------------------------------------------------------
+
+LIMITS = [(fw, n) for fw in ("numpy", "torch", "tensorflow", "jax") for n in ("read", "dispatch")
+          if not (fw == "numpy" and n == "dispatch")]  # fmt: skip
+
+
+@pytest.mark.parametrize("problem", ["gbm", "moments"])
+@pytest.mark.parametrize("framework,name", LIMITS)
+def test_the_limit_reads_the_inputs_once(framework, name, problem):
+    target = parse(framework, f"limit:{name}")
+    params = {"paths": PATHS} if problem == "gbm" else {"inputs": 5000}
+    case = target.make_case(problem, params)
+    result = np.asarray(target.build(case)())
+    if name == "dispatch":  # one element of the inputs: nothing computed
+        first = case.normals[0, 0] if problem == "gbm" else case.x[0]
+        assert result.shape == () and result == first
+        assert target.error(case, result) is None
+        return
+    if problem == "gbm":
+        np.testing.assert_allclose(result, case.normals.astype(np.float64).sum(0), atol=1e-4)
+    else:
+        assert result.shape == (3, 5000) and np.all(result == case.x[None, :])
+    assert target.error(case, result) < TOLERANCE["float32"]
+
+
+def test_the_limit_names_its_choices():
+    with pytest.raises(UsageError, match="limit:read"):
+        parse("numpy", "limit:dispatch")
+    with pytest.raises(UsageError, match="limit:read, limit:dispatch"):
+        parse("jax", "limit:nope")
+    assert parse("jax", "limit:read").unsupported("asian", "float32") is not None
+
+
+# --- forward mode over the steps holds O(N) -----------------------------------------------
+
+N_MEMORY = 1_000_000  # one path array: (M+1) N float32 = 212 MB
+
+
+@pytest.mark.parametrize(
+    "framework,steps,array",
+    [("jax", "steps-carry", "jvp"), ("torch", "steps-compiled-carry", "jvp")],
+)
+def test_forward_mode_over_the_steps_holds_no_path_array(framework, steps, array):
+    """Measured in capped workers at N = 10^6: a warm call of forward mode carried along the
+    steps needs a few arrays of N values beyond what the worker held before it, far less than
+    one path array; the same forward mode of the whole-array form needs more than one. (The
+    first call also holds what compiling took, and JAX its copy of the normals: the warm
+    calls' own peak is what a call needs.)"""
+    path_array, vector = (STEPS + 1) * N_MEMORY * 4, N_MEMORY * 4
+    rows = {}
+    for name in (steps, array):
+        case = Case(framework=framework, strategy=name, paths=N_MEMORY, repeats=3,
+                    warm_budget_s=0.2, threads=1, mem_cap=4 * GIB, timeout=300)  # fmt: skip
+        rows[name] = runner.measure_one(case)
+        assert rows[name]["status"] == "ok", rows[name].get("message")
+    call = {n: r["warm_peak_over_baseline"] for n, r in rows.items()}
+    assert call[steps] < 16 * vector, call  # the outputs alone are three such arrays
+    assert call[array] > path_array, call
