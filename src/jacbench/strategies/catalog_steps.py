@@ -111,9 +111,9 @@ ROWS: tuple[dict, ...] = (
            "each step: the backward pass recomputes each step's intermediates.",
            call="tape.gradient through tf.recompute_grad(step), under XLA",
            memory=M(arrays=1.5, fixed_mib=100)),
-    record("tensorflow", "drawn-carry-xla", "forward", "loop", "drawn-xla",
-           LOOP + "the carried tangent of steps-carry-xla, tf.random.stateless_normal (Philox) "
-           "inside the tf.while_loop." + DRAWN_NOTE,
+    record("tensorflow", "drawn-carry-function", "forward", "loop", "drawn-function",
+           LOOP + "the carried tangent of steps-carry-function, tf.random.stateless_normal "
+           "(Philox) inside the tf.while_loop, in a tf.function graph." + DRAWN_NOTE,
            call="tf.while_loop over ForwardAccumulator with tf.random.stateless_normal inside",
            memory=M(arrays=0, vectors=3, fixed_mib=150, holds_inputs=False)),
 )  # fmt: skip

@@ -63,7 +63,7 @@ class Strategy(Unsupported):
     description: str
     # How the simulation it differentiates is written (FORMS): "array", the whole-array form
     # (a cumulative sum over the steps), or "steps", a loop over the time steps. Its execution
-    # then names the loop's simulation ("steps-jit", "drawn-xla"; catalog.FORMS says more).
+    # then names the loop's simulation ("steps-jit", "drawn-function"; catalog.FORMS says more).
     form: str = "array"
     # The API call it makes, as the glossary shows it: f the function, x its inputs, y = f(x),
     # v a tangent, xs one copy of the inputs per path ("torch.func.jacfwd(f, argnums=(0, 1))").
