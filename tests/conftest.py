@@ -28,8 +28,11 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 from jacbench.constants import TOLERANCE  # noqa: E402, F401 - the acceptance tolerance
 from jacbench.problems import gbm  # noqa: E402
 
-# The acceptance sizes of the registry tests: N=1,000 paths, M=52 steps.
-PATHS, STEPS = 1000, 52
+# The acceptance sizes of the registry tests: N=1,000 paths, M=52 steps. A strategy written as a
+# loop over the steps is checked on a loop of LOOP_STEPS: torch.compile and XLA unroll it, and
+# compiling 52 steps takes half a minute a strategy and dtype; the check holds for any M (the
+# reference dataset and the quick sweep run M=52).
+PATHS, STEPS, LOOP_STEPS = 1000, 52, 6
 
 
 @pytest.fixture(scope="session")
@@ -37,6 +40,15 @@ def cases() -> dict[str, gbm.GBMCase]:
     """One case per dtype; float32 holds the float64 normals rounded to float32."""
     return {
         dtype: gbm.make_case(gbm.GBMParams(paths=PATHS, steps=STEPS, dtype=dtype))
+        for dtype in gbm.DTYPES
+    }
+
+
+@pytest.fixture(scope="session")
+def loop_cases() -> dict[str, gbm.GBMCase]:
+    """The cases a strategy over the steps is checked on: LOOP_STEPS steps, one per dtype."""
+    return {
+        dtype: gbm.make_case(gbm.GBMParams(paths=PATHS, steps=LOOP_STEPS, dtype=dtype))
         for dtype in gbm.DTYPES
     }
 

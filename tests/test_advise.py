@@ -469,7 +469,7 @@ def test_book_renders_the_chapter_for_a_readers_advice(tall, tmp_path):
     from jacbench.publish import single
 
     root = Path(__file__).resolve().parents[1]
-    page = single.build_page("07-your-function", root, out=tmp_path / "book",
+    page = single.build_page("08-your-function", root, out=tmp_path / "book",
                              parameters={"advice": tall["out"]})  # fmt: skip
     html = page.read_text()
     assert "mine.py:lognormal" in html

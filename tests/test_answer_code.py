@@ -113,7 +113,7 @@ def test_the_front_page_opens_with_each_snippets_answer_and_its_price(built):
 
 def test_what_to_use_shows_each_snippet_whole(built):
     out, _ = built
-    sets = framework_sets(out / "html" / "notebooks" / "06-recommend.html")
+    sets = framework_sets(out / "html" / "notebooks" / "07-recommend.html")
     found = _by_shape(sets, lambda s: (ROOT / s.path).read_text())
     assert set(found) == {"tall", "wide"}
 
@@ -137,6 +137,6 @@ def test_every_framework_tab_in_the_book_is_synced(built):
 def test_the_front_page_points_to_the_answer_in_code(built):
     out, _ = built
     html = (out / "html" / "book" / "index.html").read_text()
-    assert 'href="../notebooks/06-recommend.html#answer-code"' in html
-    target = (out / "html" / "notebooks" / "06-recommend.html").read_text()
+    assert 'href="../notebooks/07-recommend.html#answer-code"' in html
+    target = (out / "html" / "notebooks" / "07-recommend.html").read_text()
     assert 'id="answer-code"' in target

@@ -44,7 +44,7 @@ def test_each_notebook_runs_alone_on_the_small_fixture(name, small_results, tmp_
     monkeypatch.chdir(ROOT)
     # "Your function" reads advice, not results: it runs on its defaults, the reference's advice
     # (tests/test_advise.py builds it on a reader's own).
-    pairs = [] if name == "07-your-function" else [["results", str(small_results)]]
+    pairs = [] if name == "08-your-function" else [["results", str(small_results)]]
     out = book.run_notebook(name, pairs, tmp_path / f"{name}.ipynb")
     nb = nbformat.read(str(out), as_version=4)
     outputs = [o for c in nb.cells for o in c.get("outputs", [])]
@@ -139,7 +139,7 @@ def test_the_picks_table_leads_with_the_fastest_strategy_of_the_results(built, b
     """The picks chapter's tall table, computed in its notebook, against the fastest read from
     the results file without the report's code: a pick that no longer follows the data fails."""
     out, _ = built
-    html = (out / "html" / "notebooks" / "06-recommend.html").read_text()
+    html = (out / "html" / "notebooks" / "07-recommend.html").read_text()
     expected = fastest_in_the_file(book_results)
     assert len(expected) == 3
     assert tall_repeated_picks(html) == expected
@@ -225,7 +225,7 @@ def test_a_file_that_is_not_results_stops_the_book_before_any_notebook(tmp_path,
 
 def test_wide_chapter_shows_its_tables_figures_and_glued_numbers(built):
     out, _ = built
-    html = (out / "html" / "notebooks" / "05-wide.html").read_text()
+    html = (out / "html" / "notebooks" / "06-wide.html").read_text()
     assert len(re.findall(r"<img ", html)) >= 3
     pasted = re.findall(r'<span class="pasted-text">([^<]*)</span>', html)
     assert len(pasted) >= 20 and all(p.strip() for p in pasted)
@@ -237,7 +237,7 @@ def test_wide_chapter_shows_its_tables_figures_and_glued_numbers(built):
     assert "skipped (needs" in html and "hvp" in html
     # The Greeks' errors are numbers, and the picks chapter has a table of picks per shape.
     assert not any("not measured" in p for p in pasted), pasted
-    picks = (out / "html" / "notebooks" / "06-recommend.html").read_text()
+    picks = (out / "html" / "notebooks" / "07-recommend.html").read_text()
     headers = [_cells(re.search(r"<tr.*?</tr>", t, flags=re.S).group(0))
                for t in re.findall(r"<table.*?</table>", picks, flags=re.S)]  # fmt: skip
     assert sum("repeated calls" in h and "one call" in h for h in headers) == 3

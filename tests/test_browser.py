@@ -206,7 +206,7 @@ def test_a_table_that_scrolls_the_phone_page_is_reported(built, tmp_path):
     )
     # The wide chapter: its table of every strategy is open (the GBM chapter folds its wide
     # ones to keep its height within the reader checks).
-    page = "notebooks/05-wide"
+    page = "notebooks/06-wide"
     problems = browser.check_html(html, out / "src", only=[f"{page}.html"], searches={})
     phone = browser.VIEWPORTS["phone"][0]
     assert problems and problems == _table_problems(problems)

@@ -30,10 +30,11 @@ def test_strategies_table_lists_every_strategy(capsys):
 
     assert main(["strategies"]) == 0
     header, *lines = capsys.readouterr().out.splitlines()
-    assert header.split()[:3] == ["framework", "name", "mode"]
-    # One line per strategy, in the registry's order, with its framework, name and mode.
-    listed = [tuple(line.split()[:3]) for line in lines]
-    assert listed == [(s.framework, s.name, s.mode) for s in STRATEGIES]
+    assert header.split()[:4] == ["framework", "name", "form", "mode"]
+    # One line per strategy, in the registry's order, with its framework, name, form and mode.
+    listed = [tuple(line.split()[:4]) for line in lines]
+    assert listed == [(s.framework, s.name, s.form, s.mode) for s in STRATEGIES]
+    assert {s.form for s in STRATEGIES} == {"array", "steps"}
 
 
 def test_jacobian_writes_arrays_and_reports_error(tmp_path):

@@ -5,6 +5,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
+from conftest import LOOP_STEPS
 
 from jacbench.cli import main
 from jacbench.constants import GPU_FRAMEWORKS, TOLERANCE
@@ -26,8 +27,15 @@ SIZES = {
 }
 
 
-def _case(problem: str, blocked: bool = False, device: str = "cpu"):
-    return make_case(problem, SIZES[problem], streamed=blocked, device=device)
+def _case(problem: str, blocked: bool = False, device: str = "cpu", steps: int | None = None):
+    more = {} if steps is None else {"steps": steps}
+    return make_case(problem, {**SIZES[problem], **more}, streamed=blocked, device=device)
+
+
+def _strategy_case(strategy, problem: str, device: str = "cpu"):
+    """The case a strategy is checked on: a loop over the steps runs a short loop (conftest)."""
+    steps = LOOP_STEPS if strategy.form == "steps" else None
+    return _case(problem, strategy.blocked, device=device, steps=steps)
 
 
 def _check(strategy, problem, result) -> None:
@@ -42,7 +50,7 @@ def _ids(pairs):
 @pytest.mark.parametrize("pair", ON_GPU, ids=_ids(ON_GPU))
 def test_device_cpu_named_explicitly_agrees_with_the_closed_form(pair):
     strategy, problem = pair
-    case = _case(problem, strategy.blocked, device="cpu")
+    case = _strategy_case(strategy, problem, device="cpu")
     result = strategy.build(case)()
     assert isinstance(result.jacobian, np.ndarray)  # on the CPU, numpy as the rows were timed
     assert strategy.error(case, result) < TOLERANCE["float32"]
@@ -57,7 +65,7 @@ def keeping(monkeypatch):
 @pytest.mark.parametrize("pair", ON_GPU, ids=_ids(ON_GPU))
 def test_the_gpu_path_leaves_results_to_the_framework_and_they_check(pair, keeping):
     strategy, problem = pair
-    case = _case(problem, strategy.blocked)
+    case = _strategy_case(strategy, problem)
     call = devices.synchronized(strategy.build(case), strategy.framework, case.device)
     result = call()
     # Blocked strategies, and those drawing their own normals a block at a time, write their

@@ -226,3 +226,29 @@ def test_three_panels_leave_the_fourth_place_empty_and_show_every_n_axis():
     assert shown == [False, True, True]  # the top-right panel has none under it
     fig, panels = figures_scaling.grid(1)
     assert len(panels) == 1 and panels[0].get_position().width > 0.5
+
+
+def test_one_read_of_the_normals_is_a_line_on_every_time_panel(df, tmp_path):
+    """The machine's limit (numpy's read of the normals, limit:read) is drawn on each
+    framework's time panel and named in the key; a file without its rows draws none."""
+    from jacbench.report.chapters import limit
+    from jacbench.report.figures.limit import forms
+
+    reference = data.load(Path(__file__).resolve().parents[1] / "book/reference/standard.csv")
+    reads = figures_scaling.read_rows(reference)
+    assert [r["paths"] for r in reads] == sorted(r["paths"] for r in reads) and len(reads) >= 6
+    fig = figures.scaling_grid(reference, metric="time", frameworks=["torch", "jax"])
+    dashed = [
+        ln
+        for ax in fig.axes
+        for ln in ax.get_lines()
+        if ln.get_linestyle() == "--" and list(ln.get_xdata()) == [r["paths"] for r in reads]
+    ]
+    assert len(dashed) == 2  # one a panel
+    assert figures_scaling.READ_LABEL in [t.get_text() for t in fig.legends[0].get_texts()]
+    none = figures.scaling_grid(df, metric="time", frameworks=["torch"])
+    assert figures_scaling.READ_LABEL not in [t.get_text() for t in none.legends[0].get_texts()]
+    # The limit chapter's figure: both forms' fastest and the read, in each framework's panel.
+    f = limit.facts(reference)
+    panels = forms(f).axes
+    assert len(panels) == 3 and all(len(ax.get_lines()) == 4 for ax in panels)

@@ -26,6 +26,11 @@ def test_normals_are_reproducible_and_standard():
     np.testing.assert_array_equal(z1, z2)
     assert not np.array_equal(z1, gbm.draw_normals(20_000, 3, seed=8))
     assert abs(z1.mean()) < 0.02 and abs(z1.std() - 1) < 0.02
+    # Drawn a step at a time, the numbers are one whole draw's, rounded to the dtype.
+    whole = np.random.default_rng(7).standard_normal((3, 20_000))
+    np.testing.assert_array_equal(z1, whole)
+    np.testing.assert_array_equal(gbm.draw_normals(20_000, 3, seed=7, dtype="float32"),
+                                  whole.astype(np.float32))  # fmt: skip
 
 
 def test_simulator_matches_closed_form_terminal():

@@ -45,7 +45,7 @@ def test_a_value_of_the_wrong_form_is_one_line_naming_the_parameter(
     "name, key, text, word",
     [
         ("04-gbm", "focus_paths", "1.5", "whole number"),
-        ("06-recommend", "budgets_gib", "1,eight", "separated by commas"),
+        ("07-recommend", "budgets_gib", "1,eight", "separated by commas"),
         ("01-question", "question_paths", "", "whole number"),
     ],
 )

@@ -12,7 +12,7 @@ from jacbench.report import data, dataset
 from jacbench.report.chapters import results as results_chapter
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS_PAGE = Path("notebooks") / "09-results.html"
+RESULTS_PAGE = Path("notebooks") / "10-results.html"
 
 
 def _machine_paths(out: Path, results: Path) -> set[str]:

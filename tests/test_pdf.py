@@ -140,7 +140,7 @@ def test_every_framework_tab_of_the_answer_code_is_printed(printed):
 
     out, _, pages = printed
     parser = TabSets()
-    parser.feed((out / "html" / "notebooks" / "06-recommend.html").read_text())
+    parser.feed((out / "html" / "notebooks" / "07-recommend.html").read_text())
     assert parser.sets, "no tab set on the What to use page"
     text = _words(" ".join(pages))
     tabs = parser.sets[0]

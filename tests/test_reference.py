@@ -201,7 +201,7 @@ def test_the_built_book_names_its_dataset_on_the_front_page_and_in_the_method(bu
     # index.html only redirects to the front page, book/index.html.
     for page in (
         out / "html" / "book" / "index.html",
-        out / "html" / "notebooks" / "08-method.html",
+        out / "html" / "notebooks" / "09-method.html",
     ):
         text = " ".join(re.sub(r"<[^>]+>", "", page.read_text()).split())
         assert "reference dataset" in text and "book/reference/standard.csv" in text, page.name

@@ -8,7 +8,7 @@ test_strategies (parametrized over the registry); this module adds what that can
 
 import numpy as np
 import pytest
-from conftest import PATHS, STEPS, TOLERANCE
+from conftest import LOOP_STEPS, PATHS, STEPS, TOLERANCE
 
 from jacbench.constants import GIB
 from jacbench.errors import UsageError
@@ -23,7 +23,9 @@ ASIAN = [(s, d) for s in registry.STRATEGIES if "asian" in s.problems for d in s
 
 @pytest.fixture(scope="module")
 def asian_cases():
-    return {d: make_case("asian", {"paths": PATHS, "steps": STEPS, "dtype": d}) for d in gbm.DTYPES}
+    """One per dtype, LOOP_STEPS steps (as conftest's loop_cases)."""
+    return {d: make_case("asian", {"paths": PATHS, "steps": LOOP_STEPS, "dtype": d})
+            for d in gbm.DTYPES}  # fmt: skip
 
 
 @pytest.mark.parametrize("pair", ASIAN, ids=[f"{s.key}-{d}" for s, d in ASIAN])
@@ -141,7 +143,7 @@ N_MEMORY = 1_000_000  # one path array: (M+1) N float32 = 212 MB
 
 @pytest.mark.parametrize(
     "framework,steps,array",
-    [("jax", "steps-carry", "jvp"), ("torch", "steps-compiled-carry", "jvp")],
+    [("jax", "steps-carry", "jvp"), ("tensorflow", "steps-carry-xla", "forward-accumulator-xla")],
 )
 def test_forward_mode_over_the_steps_holds_no_path_array(framework, steps, array):
     """Measured in capped workers at N = 10^6: a warm call of forward mode carried along the

@@ -21,22 +21,28 @@ def _id(pair) -> str:
 
 
 @pytest.fixture(scope="module")
-def results(cases):
+def case_of(cases, loop_cases):
+    """The case a strategy is checked on in a dtype: a loop over the steps runs a short loop."""
+    return lambda strategy, dtype: (loop_cases if strategy.form == "steps" else cases)[dtype]
+
+
+@pytest.fixture(scope="module")
+def results(case_of):
     """Each strategy run once per dtype, shared by the checks below."""
     cache = {}
 
     def get(strategy, dtype):
         if (strategy.key, dtype) not in cache:
-            cache[strategy.key, dtype] = strategy.build(cases[dtype])()
+            cache[strategy.key, dtype] = strategy.build(case_of(strategy, dtype))()
         return cache[strategy.key, dtype]
 
     return get
 
 
 @pytest.mark.parametrize("pair", CASES, ids=[_id(p) for p in CASES])
-def test_jacobian_matches_closed_form(pair, cases, results):
+def test_jacobian_matches_closed_form(pair, case_of, results):
     strategy, dtype = pair
-    case = cases[dtype]
+    case = case_of(strategy, dtype)
     out = results(strategy, dtype)
     assert isinstance(out.jacobian, np.ndarray) and out.jacobian.shape == (PATHS, 2)
     assert out.terminal.shape == (PATHS,)
@@ -54,9 +60,9 @@ SAME_NORMALS = [p for p in CASES if not (p[0].faithful or p[0].drawn)]
 
 
 @pytest.mark.parametrize("pair", SAME_NORMALS, ids=[_id(p) for p in SAME_NORMALS])
-def test_terminal_values_agree_across_frameworks(pair, cases, results):
+def test_terminal_values_agree_across_frameworks(pair, case_of, results):
     strategy, dtype = pair
-    case = cases[dtype]
+    case = case_of(strategy, dtype)
     rtol = {"float32": 1e-5, "float64": 1e-12}[dtype]
     np.testing.assert_allclose(
         results(strategy, dtype).terminal, gbm.terminal_closed_form(case), rtol=rtol
@@ -80,9 +86,9 @@ EXECUTIONS = sorted(
 
 
 @pytest.mark.parametrize("framework,execution", EXECUTIONS)
-def test_simulation_baseline_matches_reference(framework, execution, cases):
+def test_simulation_baseline_matches_reference(framework, execution, cases, loop_cases):
     for dtype, rtol in (("float32", 1e-5), ("float64", 1e-12)):
-        case = cases[dtype]
+        case = (loop_cases if execution.startswith("steps-") else cases)[dtype]
         terminal = registry.simulation(framework, execution)(case)()
         assert terminal.dtype == np.dtype(dtype)
         np.testing.assert_allclose(terminal, gbm.terminal_closed_form(case), rtol=rtol)

@@ -84,7 +84,7 @@ def test_no_module_is_over_400_lines():
 
 
 # A target's kind written as the prefix of its name: only measure/targets.py reads or writes it.
-PREFIX = re.compile(r"""["'](second|simulation|callable|crossover):""")
+PREFIX = re.compile(r"""["'](second|simulation|limit|callable|crossover):""")
 
 
 def test_only_the_target_parser_knows_the_prefixes():

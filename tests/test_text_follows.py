@@ -54,7 +54,7 @@ def _glued(notebook: Path, key: str) -> str:
 def _run(results: Path, tmp: Path, name: str, monkeypatch) -> Path:
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv(claims.ENV, "warn")
-    return book.run_notebook("06-recommend", [["results", str(results)]], tmp / f"{name}.ipynb")
+    return book.run_notebook("07-recommend", [["results", str(results)]], tmp / f"{name}.ipynb")
 
 
 def _warnings(notebook: Path) -> list[str]:

@@ -8,7 +8,7 @@ from jacbench.report.chapters import glossary
 from jacbench.second import registry as second
 from jacbench.strategies import registry
 
-PAGE = Path(__file__).resolve().parents[2] / "notebooks" / "10-glossary.md"
+PAGE = Path(__file__).resolve().parents[2] / "notebooks" / "11-glossary.md"
 # The terms a chapter may link with {term}`...` (issue 43's list, and the aliases it names).
 TERMS = (
     "page fault",

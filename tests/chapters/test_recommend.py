@@ -200,7 +200,7 @@ def test_the_fixture_reads_missing_cases_as_unknown(small):
 
 def test_the_chapter_shows_each_snippet_whole():
     """Every snippet is included whole (no start-after, no lines), once, in the chapter."""
-    text = (ROOT / "notebooks" / "06-recommend.md").read_text()
+    text = (ROOT / "notebooks" / "07-recommend.md").read_text()
     included = re.findall(r"```\{literalinclude\} \.\./(book/snippets/\w+\.py)\n((?::.*\n)*)", text)
     assert sorted(path for path, _ in included) == sorted(s.path.as_posix() for s in front.SNIPPETS)
     assert all(options == ":language: python\n" for _, options in included)

@@ -87,7 +87,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
     if args.book:
         from jacbench.publish import single
 
-        page = single.build_page("07-your-function", root, out=(out / "book").resolve(),
+        page = single.build_page("08-your-function", root, out=(out / "book").resolve(),
                                  parameters={"advice": str(out.resolve())})  # fmt: skip
         print(f"\nthe chapter for your run: {page}")
     return 0

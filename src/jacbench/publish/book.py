@@ -34,12 +34,13 @@ NOTEBOOKS = (
     "02-modes",
     "03-vectorized",
     "04-gbm",
-    "05-wide",
-    "06-recommend",
-    "07-your-function",
-    "08-method",
-    "09-results",
-    "10-glossary",
+    "05-limit",
+    "06-wide",
+    "07-recommend",
+    "08-your-function",
+    "09-method",
+    "10-results",
+    "11-glossary",
 )
 # The front page: a notebook too (it glues the answer's measured price), at the book's root.
 FRONT = "index"

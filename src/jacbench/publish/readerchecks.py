@@ -23,9 +23,10 @@ SUMMARIZED = tuple(
         "02-modes",
         "03-vectorized",
         "04-gbm",
-        "05-wide",
-        "06-recommend",
-        "07-your-function",
+        "05-limit",
+        "06-wide",
+        "07-recommend",
+        "08-your-function",
     )
 )
 SUMMARY_TITLE = "In short"

@@ -18,7 +18,7 @@ from jacbench.strategies import blocked, devices
 from jacbench.strategies.registry import JacobianResult
 
 # XLA's option that turns off the fusions it hands to YNNPACK, a library of CPU kernels (empty:
-# none): the book's rows with it set show what those fusions cost (08-method, YNNPACK).
+# none): the book's rows with it set show what those fusions cost (09-method, YNNPACK).
 NO_YNN_FUSION = {"xla_cpu_experimental_ynn_fusion_type": ""}
 # float64 cases need x64; float32 inputs stay float32 because every input is typed explicitly.
 jax.config.update("jax_enable_x64", True)

@@ -22,13 +22,12 @@ def listing(as_json: bool = False) -> str:
     """Every strategy as a text table (or JSON records): the strategies command."""
     if as_json:
         return json.dumps([record(s) for s in STRATEGIES], indent=2)
-    rows = [("framework", "name", "mode", "batching", "compiled", "dtypes", "description")]
+    rows = [("framework", "name", "form", "mode", "batching", "compiled", "dtypes", "description")]
     for s in STRATEGIES:
-        compiled = s.execution if s.compiled else "no"
-        rows.append(
-            (s.framework, s.name, s.mode, s.batching, compiled, ",".join(s.dtypes), s.description)
-        )
-    widths = [max(len(r[i]) for r in rows) for i in range(6)]
+        compiled = s.engine if s.compiled else "no"
+        rows.append((s.framework, s.name, s.form, s.mode, s.batching, compiled,
+                     ",".join(s.dtypes), s.description))  # fmt: skip
+    widths = [max(len(r[i]) for r in rows) for i in range(7)]
     return "\n".join(
-        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[6] for r in rows
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[7] for r in rows
     )

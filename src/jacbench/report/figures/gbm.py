@@ -31,8 +31,10 @@ def _label(row: dict) -> str:
 
 
 def _gbm(df: pd.DataFrame, **conditions) -> list[dict]:
-    """GBM Jacobian rows (strategies and simulations) as records, by framework, strategy, N."""
-    rows = where(df, **{"problem": "gbm", "target": ("strategy", "simulation"), **conditions})
+    """GBM Jacobian rows (strategies and simulations) of the whole-array form as records, by
+    framework, strategy, N."""
+    given = {"problem": "gbm", "target": ("strategy", "simulation"), "form": "array"}
+    rows = where(df, **{**given, **conditions})
     return records(without_draws(rows).sort_values(["framework", "strategy", "paths"]))
 
 

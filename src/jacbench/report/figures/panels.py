@@ -19,7 +19,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
 from jacbench.constants import FRAMEWORK_NAMES
-from jacbench.measure.targets import parse
+from jacbench.measure.targets import LimitTarget, parse
 from jacbench.report.data import records
 from jacbench.report.figures.labels import limit_text, place_labels
 from jacbench.report.figures.style import FAILED_MARKERS, FAILED_WORDS, log_axes, plt, style
@@ -83,9 +83,12 @@ def _short(framework: str, name: str) -> str:
 _RANK = {"ok": 0, "memory-cap": 1, "timeout": 1, "error": 2, "skipped-predicted": 3}
 
 
-def _rows(df: pd.DataFrame, framework: str, dtype: str, allocator: str) -> pd.DataFrame:
-    """A framework's GBM rows, one per strategy and N: the most informative where the profile
-    measured a case under several caps."""
+def _rows(
+    df: pd.DataFrame, framework: str, dtype: str, allocator: str, form: str = "array"
+) -> pd.DataFrame:
+    """A framework's GBM rows of one form of the simulation (the whole-array form, the
+    question's, unless another is named), one per strategy and N: the most informative where
+    the profile measured a case under several caps."""
     rows = where(
         df,
         problem="gbm",
@@ -93,6 +96,7 @@ def _rows(df: pd.DataFrame, framework: str, dtype: str, allocator: str) -> pd.Da
         framework=framework,
         dtype=dtype,
         allocator=allocator,
+        form=form,
     )
     rows = without_draws(rows)
     rank = rows["status"].map(_RANK).fillna(2)
@@ -194,6 +198,28 @@ def _extent(rows: list[dict], metric: str) -> tuple[list[float], list[float]]:
     return xs, ys
 
 
+def read_rows(df: pd.DataFrame, dtype: str = "float32", allocator: str = "glibc") -> list[dict]:
+    """The machine's limit for the GBM, one read of the normals (numpy's sum over the steps),
+    by N."""
+    rows = where(df, problem="gbm", target="limit", framework="numpy",
+                 strategy=LimitTarget("numpy", "read").text, dtype=dtype, allocator=allocator,
+                 status="ok")  # fmt: skip
+    return records(rows.sort_values("paths"))
+
+
+# The machine's limit on every time panel: what one read of the normals takes (not to be
+# confused with the cap's and the timeout's lines, drawn where cases failed).
+READ_STYLE = {"color": "black", "lw": 1.4, "ls": (0, (5, 2)), "zorder": 3}
+READ_LABEL = "one read of the normals"
+
+
+def _read_line(ax, df, dtype: str, allocator: str) -> None:
+    """Draw one read of the normals on a time panel, where the rows hold it."""
+    rows = read_rows(df, dtype, allocator)
+    if rows:
+        ax.plot([r["paths"] for r in rows], [r["warm_median_s"] for r in rows], **READ_STYLE)
+
+
 # The share of a panel's height a limit line's label needs under it: two lines of text, so that
 # a label under one line and the label over the next line down both fit between them.
 LIMIT_LABEL_ROOM = 0.12
@@ -211,6 +237,8 @@ def _panel(ax, df, framework, metric, strategies, dtype, allocator, emphasis, xl
         anchor = _draw(ax, framework, name, series, metric, emphasis)
         if anchor:
             anchors.append(anchor)
+    if metric == "time":
+        _read_line(ax, df, dtype, allocator)
     unit = "warm time (s)" if metric == "time" else "peak memory (MiB)"
     ax.set_title(
         f"{FRAMEWORK_NAMES.get(framework, framework)}: {unit}", loc="left", fontsize=TEXT_SIZE + 1.5
@@ -219,7 +247,7 @@ def _panel(ax, df, framework, metric, strategies, dtype, allocator, emphasis, xl
     if not anchors:
         ax.text(0.5, 0.5, "not measured in this profile", ha="center", transform=ax.transAxes)
         return failed, []
-    xs, ys = _extent(rows, metric)
+    xs, ys = _extent(rows + (read_rows(df, dtype, allocator) if metric == "time" else []), metric)
     ax.set_xlim(*(xlim or _limits(xs)))
     ax.set_ylim(*(ylim or _limits(ys)))
     log_axes(ax)
@@ -268,8 +296,9 @@ def _legend(fig, key) -> None:
     )
 
 
-def _key(failed: set, families: set, metric: str, emphasis: bool):
-    """The legend's handles and labels: families, line weights, the band, failure markers."""
+def _key(failed: set, families: set, metric: str, emphasis: bool, read: bool = False):
+    """The legend's handles and labels: families, line weights, the band, one read of the
+    normals (where the panels drew it), failure markers."""
     handles = [Line2D([], [], color=FAMILIES[f], lw=2.2) for f in FAMILIES if f in families]
     labels = [f for f in FAMILIES if f in families]
     if emphasis:
@@ -284,6 +313,9 @@ def _key(failed: set, families: set, metric: str, emphasis: bool):
     if metric == "time":
         handles.append(Patch(color="#444", alpha=0.25, lw=0))
         labels.append("warm calls, min–max")
+    if read:
+        handles.append(Line2D([], [], **{k: v for k, v in READ_STYLE.items() if k != "zorder"}))
+        labels.append(READ_LABEL)
     for status, word in FAILED_WORDS.items():
         if status in failed:
             handles.append(
@@ -325,7 +357,8 @@ def scaling(
     if own:
         names = strategies or sorted(set(_rows(df, framework, dtype, allocator)["strategy"]))
         families = {family(framework, n) for n in names}
-        _legend(ax.figure, _key(failed, families, metric, emphasis))
+        read = metric == "time" and bool(read_rows(df, dtype, allocator))
+        _legend(ax.figure, _key(failed, families, metric, emphasis, read=read))
     place_labels(ax, labels, drop_first=FAMILIES["compiled"])
     return ax
 
@@ -372,7 +405,8 @@ def scaling_grid(
         f for f in (frameworks or registry.FRAMEWORKS) if len(_rows(df, f, dtype, allocator))
     ]
     rows = [r for f in frameworks for r in records(_rows(df, f, dtype, allocator))]
-    xs, ys = _extent(rows, metric)
+    read = read_rows(df, dtype, allocator) if metric == "time" else []
+    xs, ys = _extent(rows + read, metric)
     xlim, ylim = _limits(xs), _limits(ys)
     fig, axes = grid(len(frameworks))
     failed, families, labels = set(), set(), []
@@ -385,7 +419,7 @@ def scaling_grid(
         failed |= seen
         labels.append((ax, anchors))
         families |= {family(fw, n) for n in {r["strategy"] for r in rows if r["framework"] == fw}}
-    _legend(fig, _key(failed, families, metric, True))
+    _legend(fig, _key(failed, families, metric, True, read=bool(read)))
     if title:
         fig.suptitle(title, fontsize=TEXT_SIZE)
     for ax, anchors in labels:
