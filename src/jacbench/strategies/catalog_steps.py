@@ -31,6 +31,11 @@ ROWS: tuple[dict, ...] = (
            call="torch.compile of the loop of torch.func.jvp(step, (x, vol), (dx, 1))",
            memory=M(arrays=0, vectors=6, fixed_mib=180), variant_of="steps-carry",
            problems=PAYOFFS),
+    record("torch", "steps-segmented-carry", "forward", "loop", "steps-inductor",
+           LOOP + "the steps' JVPs of steps-carry compiled one segment of 13 steps at a time: "
+           "a few kernels, each reading its segment's rows of normals, not one reading all 52.",
+           call="torch.compile of the loop of torch.func.jvp over each segment of 13 steps",
+           memory=M(arrays=0, vectors=6, fixed_mib=180), variant_of="steps-carry"),
     record("torch", "steps-compiled-jvp", "forward", "loop", "steps-inductor",
            LOOP + "two torch.func.jvp calls of the whole loop, one per input, compiled.",
            call="torch.compile of torch.func.jvp(f, x, v) once per input, f the loop",

@@ -20,8 +20,8 @@ from jacbench.problems.gbm import GBMCase
 from jacbench.strategies import blocked
 from jacbench.strategies.torch_gbm import _Inputs, _result, _scalars, _two_jvps, simulate_path
 
-# Steps a checkpointed segment spans: the backward pass keeps the state at each segment's
-# start and recomputes the steps inside it.
+# Steps a segment spans: a checkpointed one's backward pass keeps the state at each segment's
+# start and recomputes the steps inside it; a segmented loop compiles one kernel a segment.
 SEGMENT = 13
 
 
@@ -130,6 +130,38 @@ def build_steps_carry(case: GBMCase):
 
 def build_steps_compiled_carry(case: GBMCase):
     return _build(case, _carry, compiled=True)
+
+
+def build_steps_segmented_carry(case: GBMCase):
+    """The carried tangent of steps-compiled-carry, compiled one segment of SEGMENT steps at a
+    time: four kernels at M = 52, each reading its segment's rows of normals and the state,
+    where one kernel for all 52 steps reads 52 rows at once, every path's 52 numbers side by
+    side in memory 4N bytes apart."""
+    loop = _Loop(case)
+    payoff, drift = loop.payoff, loop.x.drift
+
+    def segment(state, tangent, vol, zs, dts, sqs):
+        one = torch.ones_like(vol)
+        for k in range(zs.shape[0]):
+            step = lambda st, v: payoff.step(st, v, zs[k], dts[k], sqs[k], drift)  # noqa: E731, B023
+            state, tangent = torch.func.jvp(step, (state, vol), (tangent, one))
+        return state, tangent
+
+    compiled = torch.compile(segment, dynamic=False)
+    finish = torch.compile(functools.partial(carried_finish, payoff), dynamic=False)
+    x = loop.x
+
+    def run():
+        state = payoff.start(x.z[0])
+        tangent = tuple(torch.zeros_like(a) for a in state)
+        for k0 in range(0, payoff.steps, SEGMENT):
+            k1 = min(k0 + SEGMENT, payoff.steps)
+            state, tangent = compiled(state, tangent, x.vol, x.z[k0:k1], loop.dt[k0:k1],
+                                      loop.sq[k0:k1])  # fmt: skip
+        s, d_spot, d_vol = finish(x.spot, state, tangent)
+        return _result(d_spot, d_vol, s, x.out)
+
+    return run
 
 
 def build_steps_compiled_jvp(case: GBMCase):

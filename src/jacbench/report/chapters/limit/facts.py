@@ -129,13 +129,16 @@ def _ok(df: pd.DataFrame, **conditions) -> pd.DataFrame:
     return queries.where(df, status="ok", **{**queries.BASE, **conditions})
 
 
-def _reads(df: pd.DataFrame, problem: str, framework: str = "numpy") -> dict[int, float]:
+def reads(df: pd.DataFrame, problem: str, framework: str = "numpy") -> dict[int, float]:
+    """One read of a problem's inputs by size (limit:read): numpy's, or the framework's own."""
     size = "paths" if problem == "gbm" else "inputs"
     rows = _ok(df, problem=problem, target="limit", framework=framework, strategy=READ)
     return {int(r[size]): float(r["warm_median_s"]) for _, r in rows.iterrows()}
 
 
-def _dispatch(df: pd.DataFrame, problem: str, size: int) -> dict[str, float]:
+def dispatch(df: pd.DataFrame, problem: str, size: int) -> dict[str, float]:
+    """An empty compiled call with a problem's arguments at one size (limit:dispatch), by
+    framework."""
     column = "paths" if problem == "gbm" else "inputs"
     rows = _ok(df, problem=problem, target="limit", strategy=DISPATCH, **{column: size})
     return {str(r["framework"]): float(r["warm_median_s"]) for _, r in rows.iterrows()}
@@ -235,9 +238,9 @@ def _asian(df: pd.DataFrame) -> dict[tuple[str, str], Timed]:
 
 def facts(df: pd.DataFrame) -> Facts:
     """Chapter 5's facts from the rows (the machine's bandwidth from their metadata)."""
-    reads = _reads(df, "gbm")
+    numpy_reads = reads(df, "gbm")
     own = {(fw, n): s for fw in FRAMEWORKS if fw != "numpy"
-           for n, s in _reads(df, "gbm", fw).items()}  # fmt: skip
+           for n, s in reads(df, "gbm", fw).items()}  # fmt: skip
     probe = (df.attrs.get("meta") or {}).get("read_bandwidth") or {}
     read = queries.one(_ok(df, problem="gbm", target="limit", framework="numpy", strategy=READ,
                            paths=TABLE_N))  # fmt: skip
@@ -245,18 +248,18 @@ def facts(df: pd.DataFrame) -> Facts:
     normals = None if read is None else int(read["steps"]) * TABLE_N * 4
     shares, blocked_n = _blocked_share(df)
     return Facts(
-        reads=reads,
+        reads=numpy_reads,
         own_reads=own,
         bandwidth=probe.get("gb_per_s"),
-        bandwidth_read=None if normals is None else normals / reads[TABLE_N] / 1e9,
-        dispatch=_dispatch(df, "gbm", 1000),
-        best=tuple(_best(df, reads)),
-        steps=tuple(_steps(df, reads, TABLE_N)),
+        bandwidth_read=None if normals is None else normals / numpy_reads[TABLE_N] / 1e9,
+        dispatch=dispatch(df, "gbm", 1000),
+        best=tuple(_best(df, numpy_reads)),
+        steps=tuple(_steps(df, numpy_reads, TABLE_N)),
         drawn=tuple(_drawn(df)),
         blocked_draw_share=shares,
         blocked_n=blocked_n,
         philox=_philox(df),
         asian=_asian(df),
-        moments_read=_reads(df, "moments"),
-        moments_dispatch=_dispatch(df, "moments", 100_000),
+        moments_read=reads(df, "moments"),
+        moments_dispatch=dispatch(df, "moments", 100_000),
     )

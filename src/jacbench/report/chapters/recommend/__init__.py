@@ -1,4 +1,4 @@
-"""Chapter 6, what to use: the book's picks by shape, size and framework, under a memory
+"""Chapter 7, what to use: the book's picks by shape, size and framework, under a memory
 budget, and where the rule bends (finite differences, float64, dense Hessians)."""
 
 from jacbench.report.chapters.recommend.facts import (

@@ -1,4 +1,4 @@
-"""Where chapter 6's rule bends, as numbers: finite differences against each framework's pick at
+"""Where chapter 7's rule bends, as numbers: finite differences against each framework's pick at
 the largest N they ran, float64 against float32, and where dense Hessians stopped."""
 
 from __future__ import annotations

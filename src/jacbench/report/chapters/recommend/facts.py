@@ -1,4 +1,4 @@
-"""Chapter 6, what to use: the book's picks (report.picks) read by the rule of the shapes, the
+"""Chapter 7, what to use: the book's picks (report.picks) read by the rule of the shapes, the
 picks under a memory budget, and the one-argument fix's place among them."""
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class Budgeted:
 
 @dataclass(frozen=True)
 class Facts:
-    """What chapter 6 says, as picks, flags and numbers."""
+    """What chapter 7 says, as picks, flags and numbers."""
 
     picks: book.Picks
     budgets: tuple[float, ...]  # bytes
@@ -204,7 +204,7 @@ def budgeted(cands: pd.DataFrame, p: book.Pick, budgets: tuple[float, ...], marg
 
 
 def facts(df: pd.DataFrame, picks: book.Picks, budgets_gib=(1.0, 4.0)) -> Facts:
-    """Chapter 6's facts from the rows and the book's picks; budgets in GiB."""
+    """Chapter 7's facts from the rows and the book's picks; budgets in GiB."""
     budgets = tuple(float(b) * GIB for b in budgets_gib)
     cands = book.candidates(df)
     within = {

@@ -1,4 +1,4 @@
-"""Chapter 6's tables: the picks of each shape, the margins they were made with, the picks
+"""Chapter 7's tables: the picks of each shape, the margins they were made with, the picks
 under a memory budget, finite differences beside the picks, and float64 against float32."""
 
 from __future__ import annotations

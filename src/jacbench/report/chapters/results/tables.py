@@ -1,4 +1,4 @@
-"""All results (chapter 8): every row of the results file as the searchable table shows it, the
+"""All results (chapter 10): every row of the results file as the searchable table shows it, the
 specification and main measurements of each case in text a reader can filter and sort."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Chapter 5, wide Jacobians and Hessians: the second question's 3 x n Jacobian, its Hessians,
+"""Chapter 6, wide Jacobians and Hessians: the second question's 3 x n Jacobian, its Hessians,
 the GBM's per-path second derivatives and the tall-to-wide crossover, as facts."""
 
 from jacbench.report.chapters.wide.crossover import Crossover, Shape, concurrency, crossover, rows

@@ -1,4 +1,4 @@
-"""The tall-to-wide crossover in chapter 5: tanh(W x) with m * n fixed, forward against reverse
+"""The tall-to-wide crossover in chapter 6: tanh(W x) with m * n fixed, forward against reverse
 mode at every shape, ranked by the book's noise rule (report.margins)."""
 
 from __future__ import annotations

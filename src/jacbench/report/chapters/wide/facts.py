@@ -111,7 +111,7 @@ def vectorized(framework: str = "torch") -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Facts:
-    """What chapter 5 says, as numbers, names, picks and comparisons."""
+    """What chapter 6 says, as numbers, names, picks and comparisons."""
 
     n: int
     cases: Mapping[tuple[str, str], Case]  # at n, every listed strategy that has a row
@@ -193,7 +193,7 @@ def _picks(book: Picks, shape: str) -> dict[tuple[str, str], Pick]:
 def facts(
     df: pd.DataFrame, book: Picks, shapes: list[dict] | None = None, n: int = QUESTION_INPUTS
 ) -> Facts:
-    """Chapter 5's facts from the rows, the book's picks and the crossover rows (shapes)."""
+    """Chapter 6's facts from the rows, the book's picks and the crossover rows (shapes)."""
     rows = _rows(df, n)
     found = {}
     for fw, name in listed():

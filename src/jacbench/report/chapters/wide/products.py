@@ -1,4 +1,4 @@
-"""Hessian-vector products and Hessian diagonals in chapter 5: the three products H_k v in one
+"""Hessian-vector products and Hessian diagonals in chapter 6: the three products H_k v in one
 pass, forward over reverse against reverse over reverse, each priced in gradients (the answer's
 3 x n Jacobian of the same function, three gradients); and the diagonal, exactly from n products
 against Hutchinson's estimate."""

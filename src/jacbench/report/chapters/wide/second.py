@@ -1,4 +1,4 @@
-"""Second derivatives in chapter 5: the moments problem's dense Hessians against its
+"""Second derivatives in chapter 6: the moments problem's dense Hessians against its
 Hessian-vector products, and the GBM's per-path second derivatives (forward over reverse)."""
 
 from __future__ import annotations

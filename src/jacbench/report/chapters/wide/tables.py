@@ -1,4 +1,4 @@
-"""Chapter 5's tables: every strategy at the question's n, the picks, the question's solutions
+"""Chapter 6's tables: every strategy at the question's n, the picks, the question's solutions
 and its third answer, per-sample Jacobians, Hessians by size, the per-path second derivatives
 and the crossover's verdicts."""
 

@@ -1,4 +1,4 @@
-"""Chapter 10, your function: what jacbench advise measured and picked, for the reference's two
+"""Chapter 8, your function: what jacbench advise measured and picked, for the reference's two
 models (a basket at growing numbers of assets, a Heston loop) or for a reader's own run."""
 
 from jacbench.report.chapters.yours.facts import (
