@@ -7,7 +7,8 @@ from matplotlib.lines import Line2D
 
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
 from jacbench.report.chapters.limit.facts import Facts
-from jacbench.report.figures.panels import READ_LABEL, READ_STYLE, grid
+from jacbench.report.figures.panels import grid
+from jacbench.report.figures.reads import READ_LABEL, READ_STYLE
 from jacbench.report.figures.style import log_axes, style
 
 # The two forms' lines: the whole-array form (the question's) and the loop over the steps.
@@ -30,11 +31,16 @@ def forms(f: Facts, frameworks=AD_FRAMEWORKS):
     fig, axes = grid(len(frameworks), extra_height=0.9)
     for ax, fw in zip(axes, frameworks, strict=False):
         for form, how in FORM_STYLE.items():
-            best = sorted((b for b in f.best if (b.framework, b.form) == (fw, form)),
-                          key=lambda b: b.n)  # fmt: skip
+            best = sorted(
+                (b for b in f.best if (b.framework, b.form) == (fw, form)), key=lambda b: b.n
+            )
             if best:
-                ax.plot([b.n for b in best], [b.warm_s for b in best], ms=4,
-                        **{k: v for k, v in how.items() if k != "label"})  # fmt: skip
+                ax.plot(
+                    [b.n for b in best],
+                    [b.warm_s for b in best],
+                    ms=4,
+                    **{k: v for k, v in how.items() if k != "label"},
+                )
         own = sorted((n, s) for (w, n), s in f.own_reads.items() if w == fw)
         if own:
             ax.plot(*zip(*own, strict=True), **{k: v for k, v in OWN_READ.items() if k != "label"})
@@ -43,8 +49,10 @@ def forms(f: Facts, frameworks=AD_FRAMEWORKS):
         ax.set_title(f"{FRAMEWORK_NAMES[fw]}: warm time (s)", loc="left")
         ax.set_xlabel("paths N")
         log_axes(ax)
-    handles = [Line2D([], [], ms=4, **{k: v for k, v in how.items() if k != "label"})
-               for how in FORM_STYLE.values()]  # fmt: skip
+    handles = [
+        Line2D([], [], ms=4, **{k: v for k, v in how.items() if k != "label"})
+        for how in FORM_STYLE.values()
+    ]
     handles.append(Line2D([], [], **{k: v for k, v in READ_STYLE.items() if k != "zorder"}))
     handles.append(Line2D([], [], **{k: v for k, v in OWN_READ.items() if k != "label"}))
     labels = [how["label"] for how in FORM_STYLE.values()] + [READ_LABEL, OWN_READ["label"]]

@@ -19,9 +19,10 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
 from jacbench.constants import FRAMEWORK_NAMES
-from jacbench.measure.targets import LimitTarget, parse
+from jacbench.measure.targets import parse
 from jacbench.report.data import records
 from jacbench.report.figures.labels import limit_text, place_labels
+from jacbench.report.figures.reads import READ_LABEL, READ_STYLE, read_line, read_rows
 from jacbench.report.figures.style import FAILED_MARKERS, FAILED_WORDS, log_axes, plt, style
 from jacbench.report.queries import where, without_draws
 from jacbench.strategies import registry
@@ -198,28 +199,6 @@ def _extent(rows: list[dict], metric: str) -> tuple[list[float], list[float]]:
     return xs, ys
 
 
-def read_rows(df: pd.DataFrame, dtype: str = "float32", allocator: str = "glibc") -> list[dict]:
-    """The machine's limit for the GBM, one read of the normals (numpy's sum over the steps),
-    by N."""
-    rows = where(df, problem="gbm", target="limit", framework="numpy",
-                 strategy=LimitTarget("numpy", "read").text, dtype=dtype, allocator=allocator,
-                 status="ok")  # fmt: skip
-    return records(rows.sort_values("paths"))
-
-
-# The machine's limit on every time panel: what one read of the normals takes (not to be
-# confused with the cap's and the timeout's lines, drawn where cases failed).
-READ_STYLE = {"color": "black", "lw": 1.4, "ls": (0, (5, 2)), "zorder": 3}
-READ_LABEL = "one read of the normals"
-
-
-def _read_line(ax, df, dtype: str, allocator: str) -> None:
-    """Draw one read of the normals on a time panel, where the rows hold it."""
-    rows = read_rows(df, dtype, allocator)
-    if rows:
-        ax.plot([r["paths"] for r in rows], [r["warm_median_s"] for r in rows], **READ_STYLE)
-
-
 # The share of a panel's height a limit line's label needs under it: two lines of text, so that
 # a label under one line and the label over the next line down both fit between them.
 LIMIT_LABEL_ROOM = 0.12
@@ -238,7 +217,7 @@ def _panel(ax, df, framework, metric, strategies, dtype, allocator, emphasis, xl
         if anchor:
             anchors.append(anchor)
     if metric == "time":
-        _read_line(ax, df, dtype, allocator)
+        read_line(ax, df, dtype, allocator)
     unit = "warm time (s)" if metric == "time" else "peak memory (MiB)"
     ax.set_title(
         f"{FRAMEWORK_NAMES.get(framework, framework)}: {unit}", loc="left", fontsize=TEXT_SIZE + 1.5
@@ -302,10 +281,11 @@ def _key(failed: set, families: set, metric: str, emphasis: bool, read: bool = F
     handles = [Line2D([], [], color=FAMILIES[f], lw=2.2) for f in FAMILIES if f in families]
     labels = [f for f in FAMILIES if f in families]
     if emphasis:
-        handles += [
-            Line2D([], [], color="#444", lw=2.2),
-            Line2D([], [], color="#444", lw=1, alpha=0.55),
-        ]
+        strong_line, weak_line = (
+            {"color": "#444", "lw": 2.2},
+            {"color": "#444", "lw": 1, "alpha": 0.55},
+        )
+        handles += [Line2D([], [], **strong_line), Line2D([], [], **weak_line)]
         labels += ["recommended, question", "the others"]
     if "no AD" in families:
         handles.append(Line2D([], [], color=FAMILIES["no AD"], lw=1.3, ls=":"))
@@ -318,16 +298,8 @@ def _key(failed: set, families: set, metric: str, emphasis: bool, read: bool = F
         labels.append(READ_LABEL)
     for status, word in FAILED_WORDS.items():
         if status in failed:
-            handles.append(
-                Line2D(
-                    [],
-                    [],
-                    marker=FAILED_MARKERS[status],
-                    color="grey",
-                    ls="",
-                    markeredgecolor="black",
-                )
-            )
+            mark = {"marker": FAILED_MARKERS[status], "markeredgecolor": "black"}
+            handles.append(Line2D([], [], color="grey", ls="", **mark))
             labels.append(word)
     blank = 2 * len(families) - len(handles)  # families fill the first of two columns
     handles += [Line2D([], [], alpha=0)] * max(blank, 0)

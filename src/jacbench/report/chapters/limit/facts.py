@@ -4,6 +4,7 @@ form's strategies and loops, drawing inside the loop, and a payoff that needs ev
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -11,6 +12,7 @@ import pandas as pd
 
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORKS
 from jacbench.measure.targets import LimitTarget, SimulationTarget, parse
+from jacbench.report import margins as noise
 from jacbench.report import queries
 from jacbench.report.chapters.gbm.costs import num
 from jacbench.strategies import catalog, registry
@@ -61,8 +63,11 @@ class Timed:
 
     @property
     def compiled(self) -> bool:
-        execution = (parse(self.framework, self.name).record.execution
-                     if self.target == "strategy" else self.name)  # fmt: skip
+        execution = (
+            parse(self.framework, self.name).record.execution
+            if self.target == "strategy"
+            else self.name
+        )
         return catalog.engine(execution) in catalog.COMPILED
 
 
@@ -104,10 +109,21 @@ class Facts:
     asian: Mapping[tuple[str, str], Timed]  # (framework, form) -> the Asian payoff's best
     moments_read: Mapping[int, float]  # n -> numpy's read of X with 3 n written
     moments_dispatch: Mapping[str, float]  # framework -> an empty compiled call at n = 10^5
+    # Every pair of one framework's step-form strategies at TABLE_N, by the book's one rule.
+    comparisons: tuple[noise.Comparison, ...] = ()
+
+    def beats(self, framework: str, faster: str, slower: str) -> bool:
+        """Whether one strategy over the steps is faster than another at TABLE_N beyond the
+        noise (margins.compare)."""
+        return any(
+            c.ranked and c.faster == (framework, faster) and c.slower == (framework, slower)
+            for c in self.comparisons
+        )
 
     def of(self, framework: str, form: str, n: int = TABLE_N) -> Best | None:
-        return next((b for b in self.best if (b.framework, b.form, b.n) == (framework, form, n)),
-                    None)  # fmt: skip
+        return next(
+            (b for b in self.best if (b.framework, b.form, b.n) == (framework, form, n)), None
+        )
 
     def step(self, framework: str, name: str) -> Timed | None:
         return next((s for s in self.steps if (s.framework, s.name) == (framework, name)), None)
@@ -154,23 +170,41 @@ def _best(df: pd.DataFrame, reads: Mapping[int, float]) -> list[Best]:
                 top = queries.fastest(there)
                 if top is None:
                     continue
-                found.append(Best(fw, form, n, queries.short_name(top), float(top["warm_median_s"]),
-                                  float(top["cold_s"]), num(top, "peak_over_inputs"),
-                                  reads.get(n)))  # fmt: skip
+                found.append(
+                    Best(
+                        fw,
+                        form,
+                        n,
+                        queries.short_name(top),
+                        float(top["warm_median_s"]),
+                        float(top["cold_s"]),
+                        num(top, "peak_over_inputs"),
+                        reads.get(n),
+                    )
+                )
     return found
 
 
 def _timed(row: pd.Series, read_s: float | None) -> Timed:
-    return Timed(str(row["framework"]), queries.short_name(row), str(row["target"]),
-                 float(row["warm_median_s"]), float(row["cold_s"]), read_s,
-                 num(row, "ratio_median"), num(row, "peak_over_inputs"))  # fmt: skip
+    return Timed(
+        str(row["framework"]),
+        queries.short_name(row),
+        str(row["target"]),
+        float(row["warm_median_s"]),
+        float(row["cold_s"]),
+        read_s,
+        num(row, "ratio_median"),
+        num(row, "peak_over_inputs"),
+    )
 
 
 def _steps(df: pd.DataFrame, reads: Mapping[int, float], n: int) -> list[Timed]:
     rows = queries.gbm(df, ("strategy", "simulation"), form="steps", paths=n, status="ok")
-    drawing = [catalog.draws_own(queries.short_name(r)) or
-               (r["target"] == "strategy" and parse(r["framework"], r["strategy"]).record.drawn)
-               for _, r in rows.iterrows()]  # fmt: skip
+    drawing = [
+        catalog.draws_own(queries.short_name(r))
+        or (r["target"] == "strategy" and parse(r["framework"], r["strategy"]).record.drawn)
+        for _, r in rows.iterrows()
+    ]
     rows = rows[~pd.Series(drawing, index=rows.index, dtype=bool)]
     return [_timed(r, reads.get(n)) for _, r in rows.iterrows()]
 
@@ -184,14 +218,33 @@ def _drawn(df: pd.DataFrame) -> list[Drawn]:
             draws = SimulationTarget(
                 fw, catalog.DRAWS + s.execution.removeprefix(catalog.DRAWN)
             ).text
-            for _, r in queries.gbm(df, form="steps", framework=fw, strategy=s.name,
-                                    status="ok").iterrows():  # fmt: skip
+            for _, r in queries.gbm(
+                df, form="steps", framework=fw, strategy=s.name, status="ok"
+            ).iterrows():
                 n = int(r["paths"])
-                alone = queries.one(queries.gbm(df, "simulation", form="steps", framework=fw,
-                                                strategy=draws, paths=n, status="ok"))  # fmt: skip
-                found.append(Drawn(fw, s.name, n, float(r["warm_median_s"]), float(r["peak"]),
-                                   num(r, "warm_peak_over_baseline"), num(alone, "warm_median_s"),
-                                   num(r, "ratio_median")))  # fmt: skip
+                alone = queries.one(
+                    queries.gbm(
+                        df,
+                        "simulation",
+                        form="steps",
+                        framework=fw,
+                        strategy=draws,
+                        paths=n,
+                        status="ok",
+                    )
+                )
+                found.append(
+                    Drawn(
+                        fw,
+                        s.name,
+                        n,
+                        float(r["warm_median_s"]),
+                        float(r["peak"]),
+                        num(r, "warm_peak_over_baseline"),
+                        num(alone, "warm_median_s"),
+                        num(r, "ratio_median"),
+                    )
+                )
     return found
 
 
@@ -215,8 +268,10 @@ def _blocked_share(df: pd.DataFrame) -> tuple[dict[str, float], int | None]:
 
 def _philox(df: pd.DataFrame) -> tuple[float, float] | None:
     """TensorFlow drawing inside XLA at TABLE_N: with the default algorithm, and with philox."""
-    found = [queries.simulation(df, "tensorflow", name, TABLE_N)
-             for name in ("xla-draws", "xla-philox-draws")]  # fmt: skip
+    found = [
+        queries.simulation(df, "tensorflow", name, TABLE_N)
+        for name in ("xla-draws", "xla-philox-draws")
+    ]
     if any(r is None for r in found):
         return None
     return tuple(float(r["warm_median_s"]) for r in found)  # type: ignore[return-value]
@@ -224,26 +279,41 @@ def _philox(df: pd.DataFrame) -> tuple[float, float] | None:
 
 def _asian(df: pd.DataFrame) -> dict[tuple[str, str], Timed]:
     found = {}
-    rows = queries.where(df, problem="asian", target="strategy", status="ok", paths=TABLE_N,
-                         **queries.BASE)  # fmt: skip
+    rows = queries.where(
+        df, problem="asian", target="strategy", status="ok", paths=TABLE_N, **queries.BASE
+    )
     for fw in AD_FRAMEWORKS:
         for form in registry.FORMS:
-            mine = [registry.get(fw, s).form == form if f == fw else False
-                    for f, s in zip(rows["framework"], rows["strategy"], strict=True)]  # fmt: skip
+            mine = [
+                registry.get(fw, s).form == form if f == fw else False
+                for f, s in zip(rows["framework"], rows["strategy"], strict=True)
+            ]
             top = queries.fastest(rows[pd.Series(mine, index=rows.index, dtype=bool)])
             if top is not None:
                 found[(fw, form)] = _timed(top, None)
     return found
 
 
-def facts(df: pd.DataFrame) -> Facts:
-    """Chapter 5's facts from the rows (the machine's bandwidth from their metadata)."""
+def _comparisons(df: pd.DataFrame, margins: noise.Margins) -> list[noise.Comparison]:
+    rows = queries.candidates(queries.gbm(df, form="steps", paths=TABLE_N, status="ok"))
+    found = []
+    for fw in AD_FRAMEWORKS:
+        mine = [r for _, r in rows.iterrows() if r["framework"] == fw]
+        found += [noise.compare(a, b, margins) for a, b in itertools.combinations(mine, 2)]
+    return found
+
+
+def facts(df: pd.DataFrame, others: list[pd.DataFrame] | None = None) -> Facts:
+    """Chapter 5's facts from the rows (the machine's bandwidth from their metadata), its
+    comparisons with the margins the other sessions give (margins.measure)."""
     numpy_reads = reads(df, "gbm")
-    own = {(fw, n): s for fw in FRAMEWORKS if fw != "numpy"
-           for n, s in reads(df, "gbm", fw).items()}  # fmt: skip
+    own = {
+        (fw, n): s for fw in FRAMEWORKS if fw != "numpy" for n, s in reads(df, "gbm", fw).items()
+    }
     probe = (df.attrs.get("meta") or {}).get("read_bandwidth") or {}
-    read = queries.one(_ok(df, problem="gbm", target="limit", framework="numpy", strategy=READ,
-                           paths=TABLE_N))  # fmt: skip
+    read = queries.one(
+        _ok(df, problem="gbm", target="limit", framework="numpy", strategy=READ, paths=TABLE_N)
+    )
     # The normals' bytes: M x N float32 values (queries.BASE's dtype).
     normals = None if read is None else int(read["steps"]) * TABLE_N * 4
     shares, blocked_n = _blocked_share(df)
@@ -262,4 +332,5 @@ def facts(df: pd.DataFrame) -> Facts:
         asian=_asian(df),
         moments_read=reads(df, "moments"),
         moments_dispatch=dispatch(df, "moments", 100_000),
+        comparisons=tuple(_comparisons(df, noise.measure(df, others))),
     )

@@ -22,8 +22,10 @@ def reads(f: Facts) -> pd.DataFrame:
     """One read of the normals at each N: numpy's sum over the steps (the limit) and each
     framework's own compiled sum."""
     ns = sorted(f.reads)
-    table = {"paths N": [formats.count(n) for n in ns],
-             "numpy (the limit)": [formats.time(f.reads[n]) for n in ns]}  # fmt: skip
+    table = {
+        "paths N": [formats.count(n) for n in ns],
+        "numpy (the limit)": [formats.time(f.reads[n]) for n in ns],
+    }
     for fw in AD_FRAMEWORKS:
         own = [f.own_reads.get((fw, n)) for n in ns]
         table[FRAMEWORK_NAMES[fw]] = ["–" if s is None else formats.time(s) for s in own]
@@ -33,8 +35,9 @@ def reads(f: Facts) -> pd.DataFrame:
 def forms(f: Facts, n: int = TABLE_N) -> pd.DataFrame:
     """Each framework's fastest Jacobian of each form at N: time, times one read, first call
     and memory beyond the inputs."""
-    rows = [b for fw in AD_FRAMEWORKS for form in registry.FORMS
-            if (b := f.of(fw, form, n)) is not None]  # fmt: skip
+    rows = [
+        b for fw in AD_FRAMEWORKS for form in registry.FORMS if (b := f.of(fw, form, n)) is not None
+    ]
     return pd.DataFrame(
         {
             "framework": [FRAMEWORK_NAMES[b.framework] for b in rows],
@@ -58,7 +61,7 @@ def steps(f: Facts) -> pd.DataFrame:
             "framework": [FRAMEWORK_NAMES[s.framework] for s in rows],
             "strategy": [
                 s.name if s.target == "strategy" else f"simulation {s.name}" for s in rows
-            ],  # fmt: skip
+            ],
             "compiled": ["yes" if s.compiled else "no" for s in rows],
             "warm call": [formats.time(s.warm_s) for s in rows],
             "× one read": [_fold(s.over_read) for s in rows],
@@ -84,17 +87,14 @@ def anatomy(programs) -> pd.DataFrame:
 
 
 def drawn(f: Facts, n: int) -> pd.DataFrame:
-    """The loops drawing their own normals at N: the Jacobian's call, the share of it drawing
-    alone takes (where measured), and the whole process's peak."""
+    """The loops drawing their own normals at N: the Jacobian's call, its first call and the
+    whole process's peak."""
     rows = f.drawn_at(n)
     return pd.DataFrame(
         {
             "framework": [FRAMEWORK_NAMES[d.framework] for d in rows],
             "strategy": [d.name for d in rows],
             "warm call": [formats.time(d.warm_s) for d in rows],
-            "drawing alone": [
-                "–" if d.draw_share is None else formats.percent(d.draw_share) for d in rows
-            ],  # fmt: skip
             "peak, whole process": [formats.size(d.peak) for d in rows],
         }
     )
