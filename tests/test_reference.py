@@ -212,7 +212,8 @@ def test_the_built_book_names_its_dataset_on_the_front_page_and_in_the_method(bu
 def test_every_compiled_case_of_the_tall_comparison_has_its_compile_cost():
     """Each compiled GBM strategy and simulation on the whole path array holds the compile
     measured apart (measure.compile_cost), never negative: the second compile is slower than
-    any warm call."""
+    any warm call. A worker killed at the cap in its paired calls, which come before the second
+    compile, leaves its measurements and says so; it has none."""
     from jacbench.measure import targets
 
     with open(RESULTS, newline="") as f:
@@ -225,8 +226,10 @@ def test_every_compiled_case_of_the_tall_comparison_has_its_compile_cost():
         and not t.streams
     ]
     assert len(compiled) > 50
+    killed = [r for r in compiled if "killed" in r["message"] and "paired calls" in r["message"]]
     lacking = [f"{r['framework']}/{r['strategy']} N={r['paths']}" for r in compiled
-               if not r["compile_s"]]  # fmt: skip
+               if not r["compile_s"] and r not in killed]  # fmt: skip
     assert not lacking, lacking
-    negative = [r["key"] for r in compiled if float(r["compile_s"]) < 0]
+    assert len(killed) <= 2, [r["key"] for r in killed]
+    negative = [r["key"] for r in compiled if r["compile_s"] and float(r["compile_s"]) < 0]
     assert not negative, negative

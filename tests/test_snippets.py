@@ -53,7 +53,7 @@ def test_every_snippet_is_a_pick_on_the_reference_and_stops_being_one_when_it_sl
     df = data.load(REFERENCE)
     sessions = dataset.other_sessions(REFERENCE)
     assert front.facts(picks.compute(df, sessions)).all_picked
-    i = at(df, "jax", "jacfwd", paths=picks.QUESTION_N)
+    i = at(df, "jax", "steps-carry", paths=picks.QUESTION_N)
     warm, ratio = df.loc[i, "warm_median_s"] * 20, df.loc[i, "ratio_median"] * 20
     edit(df, i, warm_median_s=warm, warm_min_s=warm, ratio_median=ratio)
     edit(df, i, ratio_lo=ratio * 0.95, ratio_hi=ratio * 1.05)

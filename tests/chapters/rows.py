@@ -3,9 +3,13 @@
 import pandas as pd
 
 
-def at(df, framework, strategy, paths=None, inputs=None):
-    """The index of the one fixture row of a strategy at a size (float32, glibc)."""
+def at(df, framework, strategy, paths=None, inputs=None, problem=None):
+    """The index of the one fixture row of a strategy at a size (float32, glibc), of the GBM
+    where a number of paths is given (the Asian payoff runs some strategies on the same
+    paths) unless another problem is."""
     mask = (df["framework"] == framework) & (df["strategy"] == strategy)
+    if problem or paths is not None:
+        mask &= df["problem"] == (problem or "gbm")
     mask &= (df["dtype"] == "float32") & (df["allocator"] == "glibc")
     if paths is not None:
         mask &= df["paths"] == paths

@@ -43,7 +43,10 @@ def test_the_best_of_each_form_is_its_fastest_candidate(reference, ref_facts):
                                         framework=b.framework, form=b.form, paths=b.n))  # fmt: skip
         assert b.warm_s == pytest.approx(rows["warm_median_s"].min())
         assert registry.get(b.framework, b.name).form == b.form
-        assert b.over_read == pytest.approx(b.warm_s / ref_facts.reads[b.n])
+        if b.n in ref_facts.reads:
+            assert b.over_read == pytest.approx(b.warm_s / ref_facts.reads[b.n])
+        else:  # 10^8 paths: only the loops drawing their own normals ran, and no read
+            assert b.over_read is None and b.n > max(ref_facts.reads)
     for fw in ("torch", "tensorflow", "jax"):
         a, s = ref_facts.of(fw, "array"), ref_facts.of(fw, "steps")
         assert ref_facts.gain(fw) == pytest.approx(a.warm_s / s.warm_s)

@@ -236,3 +236,26 @@ def test_the_crossover_says_its_threads_and_workers(reference, others, shapes, t
     mixed[0]["threads"] = 2
     assert _facts(reference, others, mixed).crossover.threads is None
     assert wide.concurrency(tmp_path / "none.crossover.csv") == (None, None)
+
+
+def test_each_wide_pick_stands_beside_the_floor_of_a_call(reference, others):
+    """The limit of the second question's Jacobian: numpy's read of X with its outputs written,
+    and each framework's empty compiled call, beside that framework's repeated-call pick."""
+    from jacbench.report import queries
+    from jacbench.report.chapters.wide.floors import floors
+
+    book = picks.compute(reference, others)
+    found = floors(reference, book, picks.QUESTION_INPUTS)
+    assert {f.framework for f in found} == {"torch", "tensorflow", "jax"}
+    limit = queries.where(reference, problem="moments", target="limit", status="ok",
+                          inputs=picks.QUESTION_INPUTS, **queries.BASE)  # fmt: skip
+    read = limit[(limit["framework"] == "numpy")]["warm_median_s"].iloc[0]
+    for f in found:
+        pick = book.get(picks.WIDE, f.framework, picks.QUESTION)
+        assert f.pick == pick.repeated[0] and f.warm_s == pick.entry(f.pick).warm_s
+        assert f.read_s == pytest.approx(read)
+        mine = limit[(limit["framework"] == f.framework) & (limit["strategy"] == "limit:dispatch")]
+        empty = mine["warm_median_s"].iloc[0]
+        assert f.dispatch_s == pytest.approx(empty) and f.over_dispatch == pytest.approx(
+            f.warm_s / empty
+        )
