@@ -7,8 +7,9 @@ from jacbench.report.chapters.recommend.facts import (
     Budgeted,
     Facts,
     compiled,
+    drawn,
     facts,
     follows_rule,
 )
 
-__all__ = ["FIX", "REGIMES", "Budgeted", "Facts", "compiled", "facts", "follows_rule"]
+__all__ = ["FIX", "REGIMES", "Budgeted", "Facts", "compiled", "drawn", "facts", "follows_rule"]

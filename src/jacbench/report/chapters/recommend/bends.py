@@ -14,7 +14,7 @@ from jacbench.measure import heap
 from jacbench.problems import moments
 from jacbench.report import margins as noise
 from jacbench.report import queries
-from jacbench.report.picks import QUESTION_INPUTS, TALL, Picks
+from jacbench.report.picks import QUESTION_INPUTS, Picks
 
 FINITE = ("numpy", "finite-difference")
 # The largest block glibc's malloc keeps in its heap as it comes (its mmap threshold's ceiling):
@@ -47,12 +47,12 @@ def _timed(row: pd.Series) -> Timed:
 @dataclass(frozen=True)
 class FiniteDifferences:
     """Central differences on the same normals at the largest N they ran, beside each
-    framework's repeated-call pick there (its fastest)."""
+    framework's fastest Jacobian there (of either form)."""
 
     paths: int
     finite: Timed
     picks: tuple[Timed, ...]
-    against: tuple[noise.Comparison, ...]  # finite differences against each pick
+    against: tuple[noise.Comparison, ...]  # finite differences against each of picks
     ad_error: float | None  # the largest error of any AD candidate there
     monte_carlo: float  # the Monte-Carlo standard error of the paths' mean dS_T/dS0, relative
 
@@ -78,19 +78,21 @@ def monte_carlo_error(vol: float, maturity: float, paths: int) -> float:
 
 
 def finite_differences(df: pd.DataFrame, picks: Picks) -> FiniteDifferences | None:
-    """Finite differences at the largest N they ran, beside the picks there; None where they
-    never ran."""
+    """Finite differences at the largest N they ran, beside each framework's fastest Jacobian
+    there; None where they never ran."""
     fd = queries.largest_ok(df, *FINITE)
     if fd is None:
         return None
     n = int(fd["paths"])
-    there = queries.candidates(queries.gbm(df, framework=AD_FRAMEWORKS, paths=n, status="ok"))
-    named = {(str(r["framework"]), queries.short_name(r)): r for _, r in there.iterrows()}
-    rows = []
-    for fw in AD_FRAMEWORKS:
-        p = picks.at(TALL, fw, n)
-        if p is not None and (fw, p.repeated[0]) in named:
-            rows.append(named[(fw, p.repeated[0])])
+    there = queries.candidates(
+        queries.gbm(df, form=None, framework=AD_FRAMEWORKS, paths=n, status="ok")
+    )
+    # Each framework's fastest warm call there: the size need not be a pick's.
+    rows = [
+        mine.loc[mine["warm_median_s"].idxmin()]
+        for fw in AD_FRAMEWORKS
+        if len(mine := there[there["framework"] == fw])
+    ]
     errors = there["max_rel_error"].dropna()
     return FiniteDifferences(
         paths=n,

@@ -32,13 +32,21 @@ def compiled(framework: str, name: str) -> bool:
 
 
 def pathwise(framework: str, name: str) -> bool:
-    """Whether a strategy is the framework's pathwise gradient or a compiled or blocked variant
-    of it (its variant_of followed to the end)."""
-    answer = registry.answer(framework, "pathwise")
+    """Whether a strategy is a pathwise gradient: one reverse pass of the summed paths, of
+    either form, compiled, blocked, or recomputing the loop's states."""
     s = registry.get(framework, name)
-    while s.variant_of:
-        s = registry.get(framework, s.variant_of)
-    return answer is not None and s.name == answer.name
+    return s.mode == "reverse" and s.batching == "single-pass"
+
+
+def drawn(framework: str, name: str) -> bool:
+    """Whether a strategy draws its own normals inside the loop (catalog.DRAWN)."""
+    return registry.get(framework, name).drawn
+
+
+def holds_normals(framework: str, name: str) -> bool:
+    """Whether a strategy holds every path's normals: neither blocked nor drawing its own."""
+    s = registry.get(framework, name)
+    return not (s.blocked or s.drawn)
 
 
 def follows_rule(shape: str, framework: str, name: str) -> bool:
@@ -97,6 +105,14 @@ class Facts:
             follows_rule(shape, p.framework, name)
             for p in shown
             for name in (*p.repeated, *p.one_call)
+        )
+
+    def loops_win_later(self, shape: str) -> bool:
+        """Whether every repeated-call winner of a shape, at every size and in every framework,
+        is written as a loop over the steps (registry.FORMS; False where none ran)."""
+        shown = [p for p in self.picks.all if p.shape == shape]
+        return bool(shown) and all(
+            registry.get(p.framework, n).form == "steps" for p in shown for n in p.repeated
         )
 
     def compiled_wins_later(self, shape: str, regime: str, framework: str) -> bool:
@@ -162,11 +178,11 @@ class Facts:
         return ran and forward
 
     def blocked_within(self, regime: str) -> bool:
-        """Whether, within the smallest budget, every framework's tall winners at a regime are
-        blocked forms (False where none fits)."""
+        """Whether, within the smallest budget, every framework's tall winners at a regime hold
+        no normals of every path: blocked, or drawing their own (False where none fits)."""
         found = [b[0] for (s, r, _), b in self.budgeted.items() if (s, r) == (TALL, regime) and b]
         return bool(found) and all(
-            b.fits and all(registry.get(b.framework, n).blocked for n in b.winners) for b in found
+            b.fits and not any(holds_normals(b.framework, n) for n in b.winners) for b in found
         )
 
     @property

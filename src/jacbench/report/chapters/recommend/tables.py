@@ -99,8 +99,9 @@ def budgets(f: Facts) -> pd.DataFrame:
 
 
 def finite_differences(f: Facts) -> pd.DataFrame:
-    """Central differences beside each framework's pick at the largest N they ran: warm call,
-    time over the framework's fastest simulation, largest relative error per path."""
+    """Central differences beside each framework's fastest Jacobian at the largest N they ran:
+    warm call, time over the framework's fastest whole-array simulation, largest relative error
+    per path."""
     if f.finite is None:
         return pd.DataFrame()
     rows = []
@@ -111,7 +112,7 @@ def finite_differences(f: Facts) -> pd.DataFrame:
                 "framework": FRAMEWORK_NAMES[t.framework],
                 "strategy": what,
                 "later calls": formats.time(t.warm_s),
-                "over the fastest simulation of S_T": formats.times(t.over_simulation),
+                "over the fastest whole-array simulation": formats.times(t.over_simulation),
                 "largest error": formats.error(t.error),
             }
         )
