@@ -98,3 +98,16 @@ def test_the_tables_show_every_fact(ref_facts):
     assert len(tables.steps(ref_facts)) == len(ref_facts.steps)
     assert len(tables.drawn(ref_facts, ref_facts.largest_drawn)) == 3
     assert isinstance(tables.asian(ref_facts), pd.DataFrame) and len(tables.asian(ref_facts)) == 6
+
+
+def test_the_loops_memory_at_ten_million_paths_is_read_from_its_rows(reference, ref_facts):
+    """The loops' rows at HELD_N, each with its peak and later calls' peak over the inputs, and
+    the normals' bytes there: M x N float32 values."""
+    assert ref_facts.normals_held == 52 * limit.HELD_N * 4
+    for name, fw in (("steps-compiled-carry", "torch"), ("steps-carry", "jax")):
+        t = ref_facts.held_of(fw, name)
+        row = reference.loc[at(reference, fw, name, paths=limit.HELD_N)]
+        assert t.beyond_inputs == pytest.approx(row["peak_over_inputs"])
+        assert t.warm_beyond == pytest.approx(row["warm_peak_over_inputs"])
+        # A few arrays of N values beyond the inputs, not a path's worth (a JAX copy aside).
+        assert t.warm_beyond < (2 if fw == "jax" else 1) * ref_facts.normals_held

@@ -55,7 +55,8 @@ class Timed:
     cold_s: float
     read_s: float | None
     ratio: float | None  # a strategy's time over its loop's simulation's, side by side
-    beyond_inputs: float | None
+    beyond_inputs: float | None  # bytes: the peak (first call or later) over the inputs
+    warm_beyond: float | None = None  # bytes: the later calls' peak over the inputs
 
     @property
     def over_read(self) -> float | None:
@@ -102,6 +103,8 @@ class Facts:
     dispatch: Mapping[str, float]  # framework -> an empty compiled call (the GBM's arguments)
     best: tuple[Best, ...]
     steps: tuple[Timed, ...]  # every step-form strategy and simulation at TABLE_N
+    held: tuple[Timed, ...]  # the same at HELD_N
+    normals_held: int | None  # bytes of the normals at HELD_N: M x N float32 values
     drawn: tuple[Drawn, ...]
     blocked_draw_share: Mapping[str, float]  # framework -> drawing's share of its blocked best
     blocked_n: int | None
@@ -127,6 +130,10 @@ class Facts:
 
     def step(self, framework: str, name: str) -> Timed | None:
         return next((s for s in self.steps if (s.framework, s.name) == (framework, name)), None)
+
+    def held_of(self, framework: str, name: str) -> Timed | None:
+        """One strategy or simulation over the steps at HELD_N."""
+        return next((s for s in self.held if (s.framework, s.name) == (framework, name)), None)
 
     def drawn_at(self, n: int) -> list[Drawn]:
         return [d for d in self.drawn if d.n == n]
@@ -195,6 +202,7 @@ def _timed(row: pd.Series, read_s: float | None) -> Timed:
         read_s,
         num(row, "ratio_median"),
         num(row, "peak_over_inputs"),
+        num(row, "warm_peak_over_inputs"),
     )
 
 
@@ -325,6 +333,8 @@ def facts(df: pd.DataFrame, others: list[pd.DataFrame] | None = None) -> Facts:
         dispatch=dispatch(df, "gbm", 1000),
         best=tuple(_best(df, numpy_reads)),
         steps=tuple(_steps(df, numpy_reads, TABLE_N)),
+        held=tuple(_steps(df, numpy_reads, HELD_N)),
+        normals_held=None if read is None else int(read["steps"]) * HELD_N * 4,
         drawn=tuple(_drawn(df)),
         blocked_draw_share=shares,
         blocked_n=blocked_n,
