@@ -10,6 +10,7 @@ from jacbench.measure import runner, store
 from jacbench.measure.case import Case
 from jacbench.report import dataset
 from jacbench.strategies import registry
+from tests.quick import LEFT_OUT
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -143,7 +144,8 @@ def test_model_matches_every_strategy_in_the_quick_profile(quick_results):
     out, _ = quick_results
     rows = store.read_rows(out)
     covered = {(r["framework"], r["strategy"]) for r in rows if r["status"] == "ok"}
-    assert {(s.framework, s.name) for s in registry.STRATEGIES if "gbm" in s.problems} <= covered
+    registered = {(s.framework, s.name) for s in registry.STRATEGIES if "gbm" in s.problems}
+    assert registered - LEFT_OUT <= covered  # less the slow compiles the quick profile leaves
     assert _check(rows) == []
 
 

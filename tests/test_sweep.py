@@ -14,6 +14,7 @@ from jacbench.cli import main
 from jacbench.errors import UsageError
 from jacbench.measure import profiles, runner, store
 from jacbench.measure.case import Case
+from tests.quick import LEFT_OUT
 
 DATA = Path(__file__).parent / "data"
 
@@ -173,15 +174,11 @@ def test_profiles_are_data_and_expand():
     keys = {(c.framework, c.strategy) for c in quick}
     from jacbench.strategies.registry import STRATEGIES
 
-    # The quick profile measures every registered GBM strategy at least once, but four of
-    # PyTorch's compiled loops over the steps: unrolling 52 steps takes each half a minute to
-    # compile, and tests/test_steps.py checks them (and every other) on a loop of six steps.
-    heavy = ("steps-compiled-jvp", "steps-compiled-jacfwd", "steps-compiled-checkpoint",
-             "steps-segmented-carry")  # fmt: skip
-    heavy = {("torch", n) for n in heavy}
+    # The quick profile measures every registered GBM strategy at least once, but the four
+    # slow-compiling PyTorch loops of tests/quick.py.
     registered = {(s.framework, s.name) for s in STRATEGIES if "gbm" in s.problems}
-    assert heavy <= registered and not heavy & keys
-    assert registered - heavy <= keys
+    assert LEFT_OUT <= registered and not LEFT_OUT & keys
+    assert registered - LEFT_OUT <= keys
 
 
 def test_overrides_filter_a_profile():

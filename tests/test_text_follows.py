@@ -86,12 +86,13 @@ def test_the_reference_holds_every_claim(reference):
 
 
 def test_a_slowed_pick_changes_the_page_and_its_sentence_warns(reference, tmp_path, monkeypatch):
-    compiled = ("compiled-jvp", "compiled-pathwise")
+    compiled = ("compiled-jvp", "compiled-pathwise", "steps-compiled-carry",
+                "steps-compiled-pathwise", "steps-segmented-carry")  # fmt: skip
 
     def slowed(df: pd.DataFrame) -> pd.DataFrame:
         rows = (df["framework"] == "torch") & df["strategy"].isin(compiled)
-        rows &= df["paths"] == "10000"
-        assert rows.sum() == 2
+        rows &= (df["paths"] == "10000") & (df["problem"] == "gbm")
+        assert rows.sum() == len(compiled)
         for c in ("warm_median_s", "warm_min_s", "warm_max_s", "ratio_median", "ratio_lo",
                   "ratio_hi"):  # fmt: skip
             df.loc[rows, c] = [str(float(x) * 1000) for x in df.loc[rows, c]]
@@ -103,7 +104,8 @@ def test_a_slowed_pick_changes_the_page_and_its_sentence_warns(reference, tmp_pa
     assert torch.repeated == ("pathwise",) and torch.overtakes_at is None
     assert _glued(edited, "torch_tall_from") != _glued(reference, "torch_tall_from")
     warned = _warnings(edited)
-    assert warned and all("compiled" in w or "PyTorch" in w for w in warned), warned
+    # Only the sentences on PyTorch's compiled loops warn (the loops over the steps among them).
+    assert warned and all(any(k in w for k in ("compiled", "PyTorch", "loop")) for w in warned)
 
 
 def test_a_removed_size_changes_the_page(reference, tmp_path, monkeypatch):

@@ -223,3 +223,14 @@ def test_the_chapter_shows_each_snippet_whole():
     assert sorted(path for path, _ in included) == sorted(s.path.as_posix() for s in front.SNIPPETS)
     assert all(options == ":language: python\n" for _, options in included)
     assert not re.search("[\u2018\u2019\u201c\u201d]", text)  # no curly quote to paste
+
+
+def test_the_front_pages_break_even_is_the_snippets_own(reference, others):
+    """The call from which the front page's PyTorch loop has taken less in all than the eager
+    pathwise gradient: n calls of it cost less than n of the other from that call on."""
+    f = front.facts(picks.compute(reference, others))
+    a = f.answer(TALL, "torch")
+    n = a.snippet_overtakes
+    first, loop = a.pick.entry(a.pick.one_call[0]), a.pick.entry(a.snippet.compiled)
+    assert loop.cold_s + (n - 1) * loop.warm_s < first.cold_s + (n - 1) * first.warm_s
+    assert loop.cold_s + (n - 2) * loop.warm_s >= first.cold_s + (n - 2) * first.warm_s

@@ -86,6 +86,15 @@ class Answer:
         return book_picks.overtakes(self.first, self.compiled)
 
     @property
+    def snippet_overtakes(self) -> int | None:
+        """From which call the snippet's form for repeated calls has taken less in all than the
+        one-call winner (None where either did not run, or it never does)."""
+        name = self.snippet.compiled or self.snippet.first
+        if not self.pick.one_call or name not in self.pick.entries:
+            return None
+        return book_picks.overtakes(self.pick.entry(self.pick.one_call[0]), self.pick.entry(name))
+
+    @property
     def hessian_is_pick(self) -> bool:
         return bool(self.hessian_pick and self.snippet.hessian in self.hessian_pick.repeated)
 

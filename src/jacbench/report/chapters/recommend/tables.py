@@ -14,7 +14,7 @@ from jacbench.report.picks import HESSIAN, TALL, WIDE, Pick
 WHERE = {
     "question": "the question",
     "in-memory": "largest in memory",
-    "blocked": "blocked only",
+    "blocked": "beyond memory",
     "largest": "largest",
 }
 LETTER = {TALL: "N"}
