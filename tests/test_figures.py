@@ -252,3 +252,6 @@ def test_one_read_of_the_normals_is_a_line_on_every_time_panel(df, tmp_path):
     f = limit.facts(reference)
     panels = forms(f).axes
     assert len(panels) == 3 and all(len(ax.get_lines()) == 4 for ax in panels)
+    for ax in panels:  # the whole array at the N where the loop ran too (never 3,000 alone)
+        by = {ln.get_marker(): set(ln.get_xdata()) for ln in ax.get_lines()}
+        assert by["o"] and by["o"] <= by["s"] and 3_000 not in by["o"]
