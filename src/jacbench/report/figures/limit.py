@@ -4,11 +4,10 @@ against N, beside one read of the normals (numpy's, and the framework's own)."""
 from __future__ import annotations
 
 from matplotlib.lines import Line2D
-from matplotlib.ticker import LogLocator
 
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
 from jacbench.report.chapters.limit.facts import Facts
-from jacbench.report.figures.panels import grid
+from jacbench.report.figures.panels import compact, grid
 from jacbench.report.figures.reads import READ_LABEL, READ_STYLE
 from jacbench.report.figures.style import log_axes, style
 
@@ -58,7 +57,7 @@ def forms(f: Facts, frameworks=AD_FRAMEWORKS):
         ax.set_title(f"{FRAMEWORK_NAMES[fw]}: warm time (s)", loc="left")
         ax.set_xlabel("paths N")
         log_axes(ax)
-        ax.xaxis.set_major_locator(LogLocator(base=100))  # every other decade: the labels fit
+        ax.xaxis.set_major_formatter(compact)  # 100, 1k, 1M: 1,000,000 and 10,000,000 touch
     handles = [
         Line2D([], [], ms=4, **{k: v for k, v in how.items() if k != "label"})
         for how in FORM_STYLE.values()

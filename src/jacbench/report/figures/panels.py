@@ -173,7 +173,7 @@ def _draw(ax, framework: str, name: str, rows: list[dict], metric: str, emphasis
 
 
 @FuncFormatter
-def _compact(v: float, _=None) -> str:
+def compact(v: float, _=None) -> str:
     """N on a tick: 100, 3k, 10k, 1M."""
     for scale, unit in ((1e6, "M"), (1e3, "k")):
         if v >= scale:
@@ -230,7 +230,7 @@ def _panel(ax, df, framework, metric, strategies, dtype, allocator, emphasis, xl
     ax.set_xlim(*(xlim or _limits(xs)))
     ax.set_ylim(*(ylim or _limits(ys)))
     log_axes(ax)
-    ax.xaxis.set_major_formatter(_compact)  # 1,000,000 and 100,000 would touch at this width
+    ax.xaxis.set_major_formatter(compact)  # 1,000,000 and 100,000 would touch at this width
     ax.set_xlabel("paths N", fontsize=TEXT_SIZE)
     word = "timeout" if metric == "time" else "memory cap"
     lo, hi = ax.get_ylim()
