@@ -105,7 +105,7 @@ def test_the_loops_memory_at_ten_million_paths_is_read_from_its_rows(reference, 
     the normals' bytes there: M x N float32 values."""
     assert ref_facts.normals_held == 52 * limit.HELD_N * 4
     for name, fw in (("steps-compiled-carry", "torch"), ("steps-carry", "jax")):
-        t = ref_facts.held_of(fw, name)
+        t = ref_facts.step(fw, name, limit.HELD_N)
         row = reference.loc[at(reference, fw, name, paths=limit.HELD_N)]
         assert t.beyond_inputs == pytest.approx(row["peak_over_inputs"])
         assert t.warm_beyond == pytest.approx(row["warm_peak_over_inputs"])

@@ -128,12 +128,10 @@ class Facts:
             (b for b in self.best if (b.framework, b.form, b.n) == (framework, form, n)), None
         )
 
-    def step(self, framework: str, name: str) -> Timed | None:
-        return next((s for s in self.steps if (s.framework, s.name) == (framework, name)), None)
-
-    def held_of(self, framework: str, name: str) -> Timed | None:
-        """One strategy or simulation over the steps at HELD_N."""
-        return next((s for s in self.held if (s.framework, s.name) == (framework, name)), None)
+    def step(self, framework: str, name: str, n: int = TABLE_N) -> Timed | None:
+        """One strategy or simulation over the steps at TABLE_N (or HELD_N)."""
+        rows = self.held if n == HELD_N else self.steps
+        return next((s for s in rows if (s.framework, s.name) == (framework, name)), None)
 
     def drawn_at(self, n: int) -> list[Drawn]:
         return [d for d in self.drawn if d.n == n]
@@ -292,11 +290,7 @@ def _asian(df: pd.DataFrame) -> dict[tuple[str, str], Timed]:
     )
     for fw in AD_FRAMEWORKS:
         for form in registry.FORMS:
-            mine = [
-                registry.get(fw, s).form == form if f == fw else False
-                for f, s in zip(rows["framework"], rows["strategy"], strict=True)
-            ]
-            top = queries.fastest(rows[pd.Series(mine, index=rows.index, dtype=bool)])
+            top = queries.fastest(queries.where(rows, framework=fw, form=form))
             if top is not None:
                 found[(fw, form)] = _timed(top, None)
     return found
@@ -322,19 +316,19 @@ def facts(df: pd.DataFrame, others: list[pd.DataFrame] | None = None) -> Facts:
     read = queries.one(
         _ok(df, problem="gbm", target="limit", framework="numpy", strategy=READ, paths=TABLE_N)
     )
-    # The normals' bytes: M x N float32 values (queries.BASE's dtype).
-    normals = None if read is None else int(read["steps"]) * TABLE_N * 4
+    # A path's normals in bytes: M float32 values (queries.BASE's dtype); N of them at N.
+    path_bytes = None if read is None else int(read["steps"]) * 4
     shares, blocked_n = _blocked_share(df)
     return Facts(
         reads=numpy_reads,
         own_reads=own,
         bandwidth=probe.get("gb_per_s"),
-        bandwidth_read=None if normals is None else normals / numpy_reads[TABLE_N] / 1e9,
+        bandwidth_read=path_bytes and path_bytes * TABLE_N / numpy_reads[TABLE_N] / 1e9,
         dispatch=dispatch(df, "gbm", 1000),
         best=tuple(_best(df, numpy_reads)),
         steps=tuple(_steps(df, numpy_reads, TABLE_N)),
         held=tuple(_steps(df, numpy_reads, HELD_N)),
-        normals_held=None if read is None else int(read["steps"]) * HELD_N * 4,
+        normals_held=path_bytes and path_bytes * HELD_N,
         drawn=tuple(_drawn(df)),
         blocked_draw_share=shares,
         blocked_n=blocked_n,

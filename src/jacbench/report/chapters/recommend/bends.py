@@ -88,11 +88,8 @@ def finite_differences(df: pd.DataFrame, picks: Picks) -> FiniteDifferences | No
         queries.gbm(df, form=None, framework=AD_FRAMEWORKS, paths=n, status="ok")
     )
     # Each framework's fastest warm call there: the size need not be a pick's.
-    rows = [
-        mine.loc[mine["warm_median_s"].idxmin()]
-        for fw in AD_FRAMEWORKS
-        if len(mine := there[there["framework"] == fw])
-    ]
+    found = [queries.fastest(queries.where(there, framework=fw)) for fw in AD_FRAMEWORKS]
+    rows = [r for r in found if r is not None]
     errors = there["max_rel_error"].dropna()
     return FiniteDifferences(
         paths=n,
