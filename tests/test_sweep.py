@@ -97,12 +97,25 @@ def test_a_row_without_the_method_column_reads_as_the_first_method():
 def test_method_3_makes_only_the_cases_it_changed_older():
     """Method 3 fixed glibc's thresholds for cases timed in several processes under plain glibc:
     their rows of method 2 are measured again, every other case's stand; method 1 never does."""
-    assert store.METHOD == 3
+    assert store.METHOD == 4
     assert not store.current(2, "glibc", 3) and store.current(3, "glibc", 3)
     for allocator, processes in (("glibc", 1), ("glibc-mmap", 3), ("jemalloc", 3)):
         assert store.current(2, allocator, processes) and not store.current(1, allocator, processes)
     assert not store.row_current({"method": "2", "allocator": "glibc", "ratio_processes": "3"})
     assert store.row_current({"method": "2", "allocator": "glibc", "ratio_processes": ""})
+
+
+def test_method_4_makes_only_jax_rows_older():
+    """Method 4 waits for JAX's copy of the inputs before the first call: a JAX row of 3 is
+    measured again, under any allocator; a row of another framework of 3 stands."""
+    for allocator, processes in (("glibc", 3), ("glibc", 1), ("jemalloc", 1)):
+        assert not store.current(3, allocator, processes, "jax")
+        assert store.current(4, allocator, processes, "jax")
+        for framework in ("torch", "tensorflow", "numpy"):
+            assert store.current(3, allocator, processes, framework)
+    jax_row = {"method": "3", "allocator": "glibc", "ratio_processes": "", "framework": "jax"}
+    assert not store.row_current(jax_row)
+    assert store.row_current({**jax_row, "framework": "torch"})
 
 
 @pytest.mark.slow  # runs capped worker processes (a sweep, a kill, a timeout)

@@ -271,7 +271,10 @@ def _sweep_locked(
     todo = []
     for case in cases:
         key = case.key(env_key)
-        if key in methods and store.current(methods[key], case.allocator, case.ratio_processes):
+        method = methods.get(key)
+        if method is not None and store.current(
+            method, case.allocator, case.ratio_processes, case.framework
+        ):
             progress.finish(case, {}, skipped=True)
         elif key not in seen:
             seen.add(key)
