@@ -72,14 +72,18 @@ def _args(case: GBMCase) -> tuple:
     )  # fmt: skip
 
 
-def _runner(case: GBMCase, fn, **options) -> Callable[[], JacobianResult]:
+def _runner(case: GBMCase, fn, stacked: bool = False, **options) -> Callable[[], JacobianResult]:
     """jit fn(spot, vol, z, t, drift) -> (S_T, d_spot, d_vol), with jax.jit's options. On the
-    CPU the numpy conversion blocks and the columns are stacked in numpy; on a GPU they are
-    stacked in the jit and the result is left there (strategies.devices)."""
+    CPU the numpy conversion blocks and the columns are stacked in numpy, or, stacked, in the
+    jit (see strategies.torch_steps.stacked); on a GPU they are stacked in the jit and the
+    result is left there (strategies.devices)."""
     args = _args(case)
     if devices.keeps_results(case.device):
         jitted_j = jax.jit(lambda *a: _stacked(*fn(*a)), **options)
         return lambda: JacobianResult(*jitted_j(*args))
+    if stacked:
+        jitted_j = jax.jit(lambda *a: _stacked(*fn(*a)), **options)
+        return lambda: JacobianResult(*(np.asarray(a) for a in jitted_j(*args)))
     jitted = jax.jit(fn, **options)
 
     def run() -> JacobianResult:

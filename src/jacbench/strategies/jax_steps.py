@@ -122,7 +122,7 @@ def _carry(payoff, spot, vol, z, t, drift):
 
 
 def build_steps_carry(case: GBMCase):
-    return _runner(case, _fn(case, _carry))
+    return _runner(case, _fn(case, _carry), stacked=True)
 
 
 def _two_jvps(f, spot, vol):

@@ -20,6 +20,7 @@ import tensorflow as tf  # noqa: E402
 
 from jacbench.problems.gbm import GBMCase  # noqa: E402
 from jacbench.strategies import blocked  # noqa: E402
+from jacbench.strategies.registry import JacobianResult  # noqa: E402
 from jacbench.strategies.tensorflow_gbm import _Inputs, _result, _wrap, simulate_path  # noqa: E402
 
 ZERO = tf.UnconnectedGradients.ZERO
@@ -108,10 +109,14 @@ def _payoff(case: GBMCase) -> Payoff:
     return Payoff(case.problem, case.params.steps, float(case.params.spot))
 
 
-def _build(case: GBMCase, fn, execution: str) -> Callable:
+def _build(case: GBMCase, fn, execution: str, stacked: bool = False) -> Callable:
     """fn(payoff, spot, vol, z, t, drift) -> (out, d_spot, d_vol), run in the execution's way
-    on the case's tensors, as a JacobianResult."""
+    on the case's tensors, as a JacobianResult; stacked: the two columns written as the (N, 2)
+    Jacobian inside the function (see strategies.torch_steps.stacked)."""
     x, payoff = _Inputs(case), _payoff(case)
+    if stacked:
+        wrapped = _wrap(lambda *a: _stacked(*fn(payoff, *a)), execution)
+        return lambda: JacobianResult(*(a.numpy() for a in wrapped(x.spot, x.vol, *x.data)))
     wrapped = _wrap(lambda *a: fn(payoff, *a), execution)
 
     def run():
@@ -119,6 +124,10 @@ def _build(case: GBMCase, fn, execution: str) -> Callable:
         return _result(d_spot, d_vol, s)
 
     return run
+
+
+def _stacked(out, d_spot, d_vol) -> tuple:
+    return tf.stack([tf.reshape(d_spot, [-1]), tf.reshape(d_vol, [-1])], axis=1), out
 
 
 def build_simulation(case: GBMCase, execution: str = "steps-xla") -> Callable[[], np.ndarray]:
@@ -143,11 +152,11 @@ def _carry(construct: str):
 
 
 def build_steps_carry_xla(case: GBMCase):
-    return _build(case, _carry("while"), "xla")
+    return _build(case, _carry("while"), "xla", stacked=True)
 
 
 def build_steps_carry_function(case: GBMCase):
-    return _build(case, _carry("while"), "function")
+    return _build(case, _carry("while"), "function", stacked=True)
 
 
 def _two_accumulators(f, spot, vol):

@@ -18,11 +18,23 @@ from torch.utils.checkpoint import checkpoint
 
 from jacbench.problems.gbm import GBMCase
 from jacbench.strategies import blocked
+from jacbench.strategies.registry import JacobianResult
 from jacbench.strategies.torch_gbm import _Inputs, _result, _scalars, _two_jvps, simulate_path
 
 # Steps a segment spans: a checkpointed one's backward pass keeps the state at each segment's
 # start and recomputes the steps inside it; a segmented loop compiles one kernel a segment.
 SEGMENT = 13
+
+# Inductor fuses at most max_fusion_size nodes into one kernel (64 by default): the GBM's 52
+# steps and their tangents fit, the Asian payoff's running mean does not, and its loop then
+# wrote about 60 arrays of N values, a path's worth (2.4 GiB at N = 10^7). A forward loop is
+# compiled with room for every step's nodes in one kernel.
+FUSION_NODES = 1024
+
+
+def compile_loop(fn):
+    """fn under torch.compile, its loop's steps fused into one kernel (FUSION_NODES)."""
+    return torch.compile(fn, dynamic=False, options={"max_fusion_size": FUSION_NODES})
 
 
 class Payoff:
@@ -88,18 +100,29 @@ def carried(payoff: Payoff, spot, vol, row, start: tuple, drift):
     return carried_finish(payoff, spot, state, tangent)
 
 
-def _compiled(fn, compiled: bool):
-    return torch.compile(fn, dynamic=False) if compiled else fn
+def _compiled(fn, compiled: bool, fused: bool = True):
+    """fn compiled (a forward loop fused, compile_loop; a reverse one as torch.compile
+    leaves it) or as it is."""
+    if not compiled:
+        return fn
+    return compile_loop(fn) if fused else torch.compile(fn, dynamic=False)
 
 
-def _build(case: GBMCase, body, compiled: bool) -> Callable:
-    """body(loop, spot, vol) -> (out, d_spot, d_vol), compiled or eager, as a JacobianResult."""
+def _build(
+    case: GBMCase, body, compiled: bool, stacked: bool = False, fused: bool = True
+) -> Callable:
+    """body(loop, spot, vol) -> (out, d_spot, d_vol), compiled or eager, as a JacobianResult;
+    stacked: body returns (out, J) with J the (N, 2) Jacobian, written by the compiled call."""
     loop = _Loop(case)
-    fn = _compiled(functools.partial(body, loop), compiled)
+    fn = _compiled(functools.partial(body, loop), compiled, fused)
+    out = loop.x.out
 
     def run():
+        if stacked:
+            s, j = fn(loop.x.spot, loop.x.vol)
+            return JacobianResult(out(j), out(s))
         s, d_spot, d_vol = fn(loop.x.spot, loop.x.vol)
-        return _result(d_spot, d_vol, s, loop.x.out)
+        return _result(d_spot, d_vol, s, out)
 
     return run
 
@@ -121,15 +144,22 @@ def build_simulation(case: GBMCase, execution: str = "steps-eager") -> Callable[
 
 
 def _carry(loop: _Loop, spot, vol):
-    return loop.carried(spot, vol)
+    return stacked(*loop.carried(spot, vol))
+
+
+def stacked(out, d_spot, d_vol) -> tuple:
+    """(out, J): the carried loops' two columns written as the (N, 2) Jacobian inside their
+    call, so that a compiled one writes J directly, and the outputs take three arrays of N
+    values where the columns and their stacked copy took five."""
+    return out, torch.stack([d_spot.reshape(-1), d_vol.reshape(-1)], dim=1)
 
 
 def build_steps_carry(case: GBMCase):
-    return _build(case, _carry, compiled=False)
+    return _build(case, _carry, compiled=False, stacked=True)
 
 
 def build_steps_compiled_carry(case: GBMCase):
-    return _build(case, _carry, compiled=True)
+    return _build(case, _carry, compiled=True, stacked=True)
 
 
 def build_steps_segmented_carry(case: GBMCase):
@@ -147,8 +177,8 @@ def build_steps_segmented_carry(case: GBMCase):
             state, tangent = torch.func.jvp(step, (state, vol), (tangent, one))
         return state, tangent
 
-    compiled = torch.compile(segment, dynamic=False)
-    finish = torch.compile(functools.partial(carried_finish, payoff), dynamic=False)
+    compiled = compile_loop(segment)
+    finish = compile_loop(lambda *a: stacked(*carried_finish(payoff, *a)))
     x = loop.x
 
     def run():
@@ -158,8 +188,8 @@ def build_steps_segmented_carry(case: GBMCase):
             k1 = min(k0 + SEGMENT, payoff.steps)
             state, tangent = compiled(state, tangent, x.vol, x.z[k0:k1], loop.dt[k0:k1],
                                       loop.sq[k0:k1])  # fmt: skip
-        s, d_spot, d_vol = finish(x.spot, state, tangent)
-        return _result(d_spot, d_vol, s, x.out)
+        s, j = finish(x.spot, state, tangent)
+        return JacobianResult(x.out(j), x.out(s))
 
     return run
 
@@ -195,7 +225,7 @@ def build_steps_pathwise(case: GBMCase):
 
 
 def build_steps_compiled_pathwise(case: GBMCase):
-    return _build(case, _pathwise, compiled=True)
+    return _build(case, _pathwise, compiled=True, fused=False)
 
 
 def build_steps_compiled_checkpoint(case: GBMCase):
