@@ -163,10 +163,13 @@ N_MEMORY = 1_000_000  # one path array: (M+1) N float32 = 212 MB
 
 
 @pytest.mark.parametrize(
-    "framework,steps,array",
-    [("jax", "steps-carry", "jvp"), ("tensorflow", "steps-carry-xla", "forward-accumulator-xla")],
-)
-def test_forward_mode_over_the_steps_holds_no_path_array(framework, steps, array):
+    "framework,steps,array,problem",
+    [("jax", "steps-carry", "jvp", "gbm"),
+     ("tensorflow", "steps-carry-xla", "forward-accumulator-xla", "gbm"),
+     # Inductor's default fusion limit wrote the Asian payoff's running mean as ~60 arrays of N
+     ("torch", "steps-compiled-carry", "compiled-jvp", "asian")],
+)  # fmt: skip
+def test_forward_mode_over_the_steps_holds_no_path_array(framework, steps, array, problem):
     """Measured in capped workers at N = 10^6: a warm call of forward mode carried along the
     steps needs a few arrays of N values beyond what the worker held before it, far less than
     one path array; the same forward mode of the whole-array form needs more than one. (The
@@ -178,10 +181,10 @@ def test_forward_mode_over_the_steps_holds_no_path_array(framework, steps, array
     over = "warm_peak_over_inputs" if framework == "tensorflow" else "warm_peak_over_baseline"
     rows = {}
     for name in (steps, array):
-        case = Case(framework=framework, strategy=name, paths=N_MEMORY, repeats=3,
+        case = Case(framework=framework, strategy=name, problem=problem, paths=N_MEMORY, repeats=3,
                     warm_budget_s=0.2, threads=1, mem_cap=4 * GIB, timeout=300)  # fmt: skip
         rows[name] = runner.measure_one(case)
         assert rows[name]["status"] == "ok", rows[name].get("message")
     call = {n: r[over] for n, r in rows.items()}
-    assert call[steps] < 16 * vector, call  # the outputs alone are three such arrays
+    assert call[steps] < 8 * vector, call  # the outputs alone are three such arrays
     assert call[array] > path_array, call

@@ -28,7 +28,8 @@ ROWS: tuple[dict, ...] = (
            snippet="tall",
            memory=M(arrays=0, vectors=8, fixed_mib=30)),
     record("torch", "steps-compiled-carry", "forward", "loop", "steps-inductor",
-           LOOP + "the steps' JVPs of steps-carry compiled with torch.compile into one kernel.",
+           LOOP + "the steps' JVPs of steps-carry compiled with torch.compile into one kernel "
+           "that writes S_T and the N x 2 Jacobian.",
            call="torch.compile of the loop of torch.func.jvp(step, (x, vol), (dx, 1))",
            snippet="tall-compiled",
            memory=M(arrays=0, vectors=6, fixed_mib=180), variant_of="steps-carry",
@@ -61,12 +62,13 @@ ROWS: tuple[dict, ...] = (
            call="torch.compile of torch.func.grad through torch.utils.checkpoint of each group",
            memory=M(arrays=0.5, fixed_mib=180)),
     record("torch", "drawn-carry", "forward", "loop", "drawn-inductor",
-           LOOP + "the carried tangent of steps-compiled-carry, torch.randn inside the compiled "
-           "loop (inductor's Philox generator)." + DRAWN_NOTE,
-           call="torch.compile of the carried JVPs with torch.randn inside, block by block",
+           LOOP + "the carried tangent of steps-compiled-carry, each step's normals drawn by "
+           "torch.randn from a generator seeded by the seed, the block and the step, then one "
+           "compiled step." + DRAWN_NOTE,
+           call="torch.randn per step (generator seeded by block and step), compiled carried JVP",
            memory=M(arrays=0, vectors=3, fixed_mib=300, holds_inputs=False)),
     # --- JAX: lax.scan under jit ----------------------------------------------------------
-    # Its models count two path arrays: JAX's copy of the normals, made on the first call, and
+    # Its models count two path arrays: JAX's copy of the normals, made with the inputs, and
     # the paired simulation's own copy (the worker holds both); the loop itself adds a few
     # arrays of N values.
     record("jax", "steps-jvp", "forward", "loop", "steps-jit",
