@@ -98,16 +98,32 @@ def test_the_tables_show_every_fact(ref_facts):
     assert len(tables.steps(ref_facts)) == len(ref_facts.steps)
     assert len(tables.drawn(ref_facts, ref_facts.largest_drawn)) == 3
     assert isinstance(tables.asian(ref_facts), pd.DataFrame) and len(tables.asian(ref_facts)) == 6
+    carries = {
+        "torch": "steps-compiled-carry",
+        "tensorflow": "steps-carry-xla",
+        "jax": "steps-carry",
+    }
+    held = tables.held(ref_facts, carries)
+    assert len(held) == 3 and "–" not in held.to_numpy().ravel().tolist()
 
 
 def test_the_loops_memory_at_ten_million_paths_is_read_from_its_rows(reference, ref_facts):
-    """The loops' rows at HELD_N, each with its peak and later calls' peak over the inputs, and
-    the normals' bytes there: M x N float32 values."""
-    assert ref_facts.normals_held == 52 * limit.HELD_N * 4
-    for name, fw in (("steps-compiled-carry", "torch"), ("steps-carry", "jax")):
+    """The loops' rows at HELD_N, each with its peak over the inputs, a warm call's own peak
+    and what its inputs took, and the normals' bytes there: M x N float32 values."""
+    normals = ref_facts.normals_held
+    assert normals == 52 * limit.HELD_N * 4
+    outputs = 3 * limit.HELD_N * 4  # S_T and the N x 2 Jacobian, float32
+    for name, fw in (("steps-compiled-carry", "torch"), ("steps-carry-xla", "tensorflow"),
+                     ("steps-carry", "jax")):  # fmt: skip
         t = ref_facts.step(fw, name, limit.HELD_N)
         row = reference.loc[at(reference, fw, name, paths=limit.HELD_N)]
         assert t.beyond_inputs == pytest.approx(row["peak_over_inputs"])
-        assert t.warm_beyond == pytest.approx(row["warm_peak_over_inputs"])
-        # A few arrays of N values beyond the inputs, not a path's worth (a JAX copy aside).
-        assert t.warm_beyond < (2 if fw == "jax" else 1) * ref_facts.normals_held
+        assert t.call_held == pytest.approx(row["warm_peak_over_baseline"])
+        assert t.inputs_held == pytest.approx(row["cold_rss_before"] - row["inputs_rss_before"])
+        # A warm call writes its outputs and holds less than a tenth of the normals beside them
+        assert outputs * 0.9 < t.call_held < 0.1 * normals, (fw, t.call_held)
+        # PyTorch's tensor shares numpy's normals; TensorFlow and JAX copy them with the inputs
+        assert (t.inputs_held > 0.9 * normals) == (fw != "torch"), (fw, t.inputs_held)
+        # growing with N, by less than a path's normals (208 bytes); the first call's peak is
+        # the larger of the compiler's and the data's, so the slope need not reach the outputs'
+        assert 0 < ref_facts.per_path(fw, name) < 208, (fw, ref_facts.per_path(fw, name))

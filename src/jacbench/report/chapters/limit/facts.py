@@ -56,7 +56,10 @@ class Timed:
     read_s: float | None
     ratio: float | None  # a strategy's time over its loop's simulation's, side by side
     beyond_inputs: float | None  # bytes: the peak (first call or later) over the inputs
-    warm_beyond: float | None = None  # bytes: the later calls' peak over the inputs
+    # bytes: the later calls' peak over the memory just before them (a call's own, compiling
+    # and the inputs left out), and what making the inputs added (a framework's own copy)
+    call_held: float | None = None
+    inputs_held: float | None = None
 
     @property
     def over_read(self) -> float | None:
@@ -133,6 +136,15 @@ class Facts:
         rows = self.held if n == HELD_N else self.steps
         return next((s for s in rows if (s.framework, s.name) == (framework, name)), None)
 
+    def per_path(self, framework: str, name: str) -> float | None:
+        """Bytes a path of a step-form strategy's peak beyond the inputs: its growth from
+        TABLE_N to HELD_N over the paths added, which leaves out what does not grow with N
+        (the compiled code, the compilers' own memory)."""
+        small, large = self.step(framework, name), self.step(framework, name, HELD_N)
+        if not (small and large and small.beyond_inputs and large.beyond_inputs):
+            return None
+        return (large.beyond_inputs - small.beyond_inputs) / (HELD_N - TABLE_N)
+
     def drawn_at(self, n: int) -> list[Drawn]:
         return [d for d in self.drawn if d.n == n]
 
@@ -200,8 +212,14 @@ def _timed(row: pd.Series, read_s: float | None) -> Timed:
         read_s,
         num(row, "ratio_median"),
         num(row, "peak_over_inputs"),
-        num(row, "warm_peak_over_inputs"),
+        num(row, "warm_peak_over_baseline"),
+        _difference(row, "cold_rss_before", "inputs_rss_before"),
     )
+
+
+def _difference(row: pd.Series, after: str, before: str) -> float | None:
+    a, b = num(row, after), num(row, before)
+    return None if a is None or b is None else a - b
 
 
 def _steps(df: pd.DataFrame, reads: Mapping[int, float], n: int) -> list[Timed]:

@@ -8,7 +8,7 @@ import pandas as pd
 
 from jacbench.constants import AD_FRAMEWORKS, FRAMEWORK_NAMES
 from jacbench.report import formats
-from jacbench.report.chapters.limit.facts import TABLE_N, Facts
+from jacbench.report.chapters.limit.facts import HELD_N, TABLE_N, Facts
 from jacbench.strategies import registry
 
 FORM_NAMES = {"array": "whole array", "steps": "loop over the steps"}
@@ -111,5 +111,26 @@ def asian(f: Facts) -> pd.DataFrame:
             "strategy": [s.name for s in rows],
             "warm call": [formats.time(s.warm_s) for s in rows],
             "beyond the inputs": [formats.size(s.beyond_inputs) for s in rows],
+        }
+    )
+
+
+def held(f: Facts, carries: dict[str, str]) -> pd.DataFrame:
+    """Each framework's carried tangent at HELD_N: a warm call's own peak, the first call's
+    peak beyond the inputs, its growth a path from TABLE_N, and the framework's copy of the
+    normals made with the inputs (what making the inputs took)."""
+    rows = [(fw, name, f.step(fw, name, HELD_N)) for fw, name in carries.items()]
+    return pd.DataFrame(
+        {
+            "framework": [FRAMEWORK_NAMES[fw] for fw, _, _ in rows],
+            "strategy": [name for _, name, _ in rows],
+            "a warm call holds": [formats.size(t and t.call_held) for *_, t in rows],
+            "first call, beyond the inputs": [
+                formats.size(t and t.beyond_inputs) for *_, t in rows
+            ],
+            "first call, bytes a path": [
+                formats.decimal(f.per_path(fw, name)) for fw, name, _ in rows
+            ],
+            "making the inputs took": [formats.size(t and t.inputs_held) for *_, t in rows],
         }
     )
