@@ -128,7 +128,7 @@ def held(f: Facts, carries: dict[str, str]) -> pd.DataFrame:
             "first call, beyond the inputs": [
                 formats.size(t and t.beyond_inputs) for *_, t in rows
             ],
-            "first call, bytes a path": [
+            "first call's growth, bytes a path": [
                 formats.decimal(f.per_path(fw, name)) for fw, name, _ in rows
             ],
             "making the inputs took": [formats.size(t and t.inputs_held) for *_, t in rows],
