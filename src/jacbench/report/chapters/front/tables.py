@@ -6,6 +6,8 @@ import pandas as pd
 
 from jacbench.report import formats
 from jacbench.report.chapters.front.facts import Answer
+from jacbench.report.chapters.question.facts import Program
+from jacbench.report.chapters.question.tables import outcome
 from jacbench.report.picks import Entry
 
 
@@ -18,9 +20,23 @@ def _row(what: str, e: Entry | None) -> dict[str, str]:
     }
 
 
-def price(a: Answer | None, question: tuple[str, str] | None = None) -> pd.DataFrame:
+def _program_row(what: str, p: Program | None) -> dict[str, str]:
+    """The question's own program: its first call and what it held beyond its inputs, or what
+    stopped it (the whole process's peak is the question chapter's, not this column's)."""
+    if p is None or not p.finished:
+        return {"": what, "first call": outcome(p), "later calls": "–",
+                "memory beyond the inputs": "–"}  # fmt: skip
+    return {
+        "": what,
+        "first call": formats.time(p.first_s),
+        "later calls": "–",
+        "memory beyond the inputs": formats.size(p.beyond_inputs),
+    }
+
+
+def price(a: Answer | None, question: tuple[str, Program | None] | None = None) -> pd.DataFrame:
     """The snippet's forms at its question's size, each by the name the snippet gives it, and
-    the question's own program's outcome where given (what, outcome)."""
+    the question's own program where given (what, program)."""
     if a is None:
         return pd.DataFrame([_row(formats.NOT_MEASURED, None)])
     s = a.snippet
@@ -31,12 +47,5 @@ def price(a: Answer | None, question: tuple[str, str] | None = None) -> pd.DataF
     if s.hessian:
         rows.append(_row(f"{hessian}, three products", a.hessian))
     if question:
-        rows.append(
-            {
-                "": question[0],
-                "first call": question[1],
-                "later calls": "–",
-                "memory beyond the inputs": "–",
-            }
-        )
+        rows.append(_program_row(*question))
     return pd.DataFrame(rows)
