@@ -44,6 +44,16 @@ TERMS = (
     "blocked strategy",
     "measuring session",
     "session",
+    "eager",
+    "strategy",
+    "case",
+    "worker",
+    "ratio",
+    "pick",
+    "profile",
+    "harness",
+    "memory model",
+    "forward over reverse",
 )
 
 
