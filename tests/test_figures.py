@@ -8,7 +8,7 @@ import pytest
 from matplotlib.colors import to_hex
 from matplotlib.text import Text
 
-from jacbench.constants import FRAMEWORKS
+from jacbench.constants import FRAMEWORK_NAMES, FRAMEWORKS
 from jacbench.report import data, figures
 from jacbench.report.figures import panels as figures_scaling
 from jacbench.strategies import registry
@@ -255,3 +255,21 @@ def test_one_read_of_the_normals_is_a_line_on_every_time_panel(df, tmp_path):
     for ax in panels:  # the whole array at the N where the loop ran too (never 3,000 alone)
         by = {ln.get_marker(): set(ln.get_xdata()) for ln in ax.get_lines()}
         assert by["o"] and by["o"] <= by["s"] and 3_000 not in by["o"]
+
+
+def test_the_time_memory_figure_colours_by_family_and_names_only_the_front(df):
+    """Each point in its family's colour (the promise of the first figure's caption), one panel
+    per framework, and a name only where no other point of the panel is both faster and
+    smaller."""
+    from jacbench.report.figures.gbm import _front
+
+    assert _front([(1, 5, "a"), (2, 1, "b"), (3, 3, "c"), (1, 5, "d")]) == {"a", "b", "d"}
+    fig = figures.tradeoff(df, 1000)
+    named = set()
+    for ax in fig.axes:
+        fw = {v: k for k, v in FRAMEWORK_NAMES.items()}.get(ax.get_title())
+        for collection in ax.collections:
+            (colour,) = {to_hex(c) for c in collection.get_facecolors()}
+            assert colour in {c.lower() for c in figures_scaling.FAMILIES.values()}, (fw, colour)
+        named |= {(fw, t.get_text()) for t in ax.texts}
+    assert ("torch", "pathwise") in named and ("torch", "jacrev") not in named

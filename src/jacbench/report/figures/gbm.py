@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from matplotlib.lines import Line2D
 
-from jacbench.constants import AD_FRAMEWORKS, ALLOCATORS
+from jacbench.constants import AD_FRAMEWORKS, ALLOCATORS, FRAMEWORK_NAMES
 from jacbench.measure.targets import SimulationTarget
 from jacbench.report.data import records
-from jacbench.report.figures.panels import grid, scaling
+from jacbench.report.figures.panels import FAMILIES, TEXT_SIZE, family, grid, scaling
 from jacbench.report.figures.style import (
     FAILED_MARKERS,
     FRAMEWORK_COLOURS,
@@ -24,6 +25,7 @@ from jacbench.report.queries import where, without_draws
 from jacbench.strategies import registry
 
 TALLEST = 7.8
+LABEL_BOX = {"boxstyle": "square,pad=0.05", "fc": "white", "ec": "none", "alpha": 0.75}
 
 
 def _label(row: dict) -> str:
@@ -138,29 +140,77 @@ def allocator_effect(df: pd.DataFrame, strategies: list[tuple[str, str]], paths:
     return fig
 
 
+def _front(points: list[tuple[float, float, str]]) -> set[str]:
+    """The names no other point beats on both axes (less memory and less time)."""
+    return {
+        n for x, y, n in points
+        if not any(x2 <= x and y2 <= y and (x2, y2) != (x, y) for x2, y2, _ in points)
+    }  # fmt: skip
+
+
+def _label_front(ax, points: list[tuple]) -> None:
+    """Each point's name to its right, stepped down where it would meet the label above it."""
+    ax.figure.draw_without_rendering()
+    placed: list[tuple[float, float]] = []  # display x, y of each label so far
+    for x, y, name, colour, _ in sorted(points, key=lambda p: -p[1]):
+        px, py = ax.transData.transform((x, y))
+        drop = 0.0
+        while any(abs(px - qx) < 90 and abs(py - drop - qy) < 11 for qx, qy in placed):
+            drop += 11
+        placed.append((px, py - drop))
+        ax.annotate(
+            name,
+            (x, y),
+            xytext=(5, 2 - drop * 72 / ax.figure.dpi),
+            textcoords="offset points",
+            fontsize=8.5,
+            color=colour,
+            va="center",
+            arrowprops={"arrowstyle": "-", "lw": 0.5, "color": colour} if drop else None,
+            bbox=LABEL_BOX,
+        )
+
+
 def tradeoff(df: pd.DataFrame, paths: int, dtype: str = "float32"):
-    """Warm time against memory beyond the inputs for every strategy at one N."""
+    """Warm time against memory beyond the inputs for every strategy at one N: one panel per
+    framework, colour the strategy's family (as in every chapter), marker its mode; labelled,
+    the strategies no other of the panel beats on both time and memory."""
     style()
-    fig, ax = plt.subplots()
     rows = _gbm(df, paths=paths, dtype=dtype, allocator="glibc", status="ok", target="strategy")
-    for r in rows:
-        mode = registry.get(r["framework"], r["strategy"]).mode
-        marker = {"forward": "^", "reverse": "o", "none": "s"}[mode]
-        x, y = max(r["peak_over_inputs"] or 0, 2**20) / 2**20, r["warm_median_s"]
-        ax.scatter([x], [y], marker=marker, color=FRAMEWORK_COLOURS[r["framework"]], s=30)
-        ax.annotate(r["strategy"], (x, y), fontsize=6, xytext=(3, 2), textcoords="offset points")
-    for fw, colour in FRAMEWORK_COLOURS.items():
-        ax.scatter([], [], color=colour, label=fw)
-    for mode, marker in (("forward", "^"), ("reverse", "o"), ("none", "s")):
-        ax.scatter([], [], marker=marker, color="grey", label=f"{mode} mode")
-    if rows:
+    frameworks = [f for f in (*AD_FRAMEWORKS, "numpy") if any(r["framework"] == f for r in rows)]
+    fig, axes = grid(max(len(frameworks), 1), extra_height=0.9)
+    families, markers = set(), {"forward": "^", "reverse": "o", "none": "s"}
+    anchors = []
+    for ax, fw in zip(axes, frameworks, strict=False):
+        points = []
+        for r in (r for r in rows if r["framework"] == fw):
+            x, y = max(r["peak_over_inputs"] or 0, 2**20) / 2**20, r["warm_median_s"]
+            kind = family(fw, r["strategy"])
+            families.add(kind)
+            marker = markers[registry.get(fw, r["strategy"]).mode]
+            ax.scatter([x], [y], marker=marker, color=FAMILIES[kind], s=34, zorder=3)
+            points.append((x, y, r["strategy"]))
+        best = _front(points)
+        anchors.append((ax, [(x, y, n, "#333", False) for x, y, n in points if n in best]))
         log_axes(ax)
-    else:
-        ax.text(0.5, 0.5, "not measured in this profile", ha="center", transform=ax.transAxes)
-    ax.set_xlabel("peak memory beyond the inputs (MiB)")
-    ax.set_ylabel("warm median time (s)")
-    ax.set_title(f"Time against memory, every strategy at N = {paths:,}")
-    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        ax.set_title(FRAMEWORK_NAMES[fw], fontsize=TEXT_SIZE)
+        ax.set_xlabel("memory beyond the inputs (MiB)")
+        ax.set_ylabel("warm median (s)")
+    if not frameworks:
+        axes[0].text(0.5, 0.5, "not measured in this profile", ha="center")
+    labels = [f for f in FAMILIES if f in families]
+    handles = [
+        Line2D([], [], color=FAMILIES[f], marker="s" if f == "no AD" else "o", ls="")
+        for f in labels
+    ]
+    for mode in ("forward", "reverse"):
+        handles.append(Line2D([], [], color="grey", marker=markers[mode], ls=""))
+        labels.append(f"{mode} mode")
+    fig.legend(handles, labels, loc="outside lower center", ncol=4, frameon=False,
+               fontsize=TEXT_SIZE - 1.5)  # fmt: skip
+    fig.suptitle(f"Time against memory, every strategy at N = {paths:,}", fontsize=TEXT_SIZE)
+    for ax, points in anchors:
+        _label_front(ax, points)
     return fig
 
 
