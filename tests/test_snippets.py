@@ -49,6 +49,36 @@ def test_each_snippet_runs_and_checks_itself(snippet):
     assert "match the closed form" in done.stdout or "matches the closed form" in done.stdout
 
 
+CHECKS = {  # the book's other runnable files, each with what it prints when its checks hold
+    "pathwise_check.py": "catches the coupled ones",
+    "blocked_paths.py": "matches the closed form",
+}
+
+
+def test_the_books_other_files_are_the_two_it_shows():
+    assert {p.name for p in (ROOT / FOLDER / "checks").glob("*.py")} == set(CHECKS)
+    shown = (ROOT / "notebooks" / "04-gbm.md").read_text() + (
+        ROOT / "notebooks" / "07-recommend.md"
+    ).read_text()
+    for name in CHECKS:
+        assert f"snippets/checks/{name}" in shown, name
+
+
+@pytest.mark.slow  # PyTorch starts up; the blocks take seconds
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_the_coupling_check_and_the_blocks_run_as_pasted(name):
+    """The pathwise check passes on independent paths and fails on moment-matched ones (its own
+    asserts say so), and the blocked Jacobian matches the closed form."""
+    done = subprocess.run([sys.executable, str(ROOT / FOLDER / "checks" / name)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert CHECKS[name] in done.stdout
+    if name == "pathwise_check.py":
+        gaps = [float(line.rsplit(": ", 1)[1].split()[0]) for line in done.stdout.splitlines()
+                if line.startswith("paths coupled")]  # fmt: skip
+        assert gaps[0] < 1e-5 and gaps[1] > 0.5, gaps
+
+
 def test_every_snippet_is_a_pick_on_the_reference_and_stops_being_one_when_it_slows():
     df = data.load(REFERENCE)
     sessions = dataset.other_sessions(REFERENCE)
