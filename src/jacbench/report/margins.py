@@ -13,8 +13,9 @@ pair that a third calls tied. Three quantities are compared, each against its ow
 
 A pair is ranked only when the slower's quantity exceeds the faster's by more than the margin
 and their spreads do not overlap (for warm medians: the slower's fastest call is slower than the
-faster's median; for ratios: the two spreads do not meet). Nothing under ``FLOOR_S`` is ranked:
-two calls that both take less measure per-call overhead. Where only one session measured the
+faster's median; for ratios: the two spreads do not meet). Two calls that both take less than
+``FLOOR_S`` are never ranked against each other: both measure per-call overhead. One under it
+is ranked against one above it by the rule above. Where only one session measured the
 data (a reader's own sweep), the noise between sessions is unknown and every margin is
 ``UNMEASURED``.
 """
