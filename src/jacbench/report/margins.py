@@ -4,7 +4,7 @@ Every chapter that names a winner compares through ``compare``, so that no two p
 pair that a third calls tied. Three quantities are compared, each against its own margin:
 
 - ``ratio``: two strategies timed side by side against the same simulation (same framework,
-  execution mode and size). The margin is the furthest one of that framework's side-by-side
+  execution mode and size), where that simulation takes ``FLOOR_S`` or more a call. The margin is the furthest one of that framework's side-by-side
   ratios moved between the dataset's session and any other session that measured it again.
 - ``warm``: warm medians, each from its own worker processes. The margin is the furthest the
   quotient of two warm medians of that framework at one size moved between sessions.
@@ -168,12 +168,22 @@ def same_baseline(a: pd.Series, b: pd.Series) -> bool:
     return same and execution[0] == execution[1]
 
 
+def _simulation_above_floor(row: pd.Series) -> bool:
+    """Whether the simulation a row's ratio divides by took FLOOR_S or more a call: under it the
+    simulation measures the framework's overhead, and a ratio over it that overhead's noise."""
+    sim = row.get("pair_baseline_median_s")
+    return bool(pd.notna(sim) and float(sim) >= FLOOR_S)
+
+
 def basis_for(a: pd.Series, b: pd.Series, wanted: str = "repeated") -> str:
     """The quantity two rows are ranked by: first calls for one call; for repeated calls their
-    side-by-side ratios where both are to the same simulation, else warm medians."""
+    side-by-side ratios where both are to the same simulation and it takes FLOOR_S or more,
+    else warm medians (so a factor printed beside two warm times is their quotient)."""
     if wanted == "cold":
         return "cold"
-    return "ratio" if same_baseline(a, b) else "warm"
+    if same_baseline(a, b) and _simulation_above_floor(a) and _simulation_above_floor(b):
+        return "ratio"
+    return "warm"
 
 
 def compare(a: pd.Series, b: pd.Series, margins: Margins, wanted: str = "repeated") -> Comparison:
