@@ -19,8 +19,7 @@ def jacobian(x):
 
 
 @tf.function
-def hvp(x, v):  # the three H_k v by forward over reverse, never the n x n Hessian
-    # each output is a sum of terms in one x_i: H_k is diagonal, and v = ones gives it whole
+def hvp(x, v):  # the three H_k v, forward over reverse; with v = ones, each H_k whole
     with tf.autodiff.ForwardAccumulator(x, v) as acc:
         with tf.GradientTape() as tape:
             tape.watch(x)
@@ -29,7 +28,7 @@ def hvp(x, v):  # the three H_k v by forward over reverse, never the n x n Hessi
 # [/answer]
 
 
-v = tf.ones([n])  # any direction gives H_k v; ones give the three diagonal Hessians
+v = tf.ones([n])  # any direction gives H_k v; ones give the three Hessians
 np.testing.assert_allclose(jacobian(x), [2 * x, 3 * x**2, 4 * x**3], rtol=1e-5)
 np.testing.assert_allclose(hvp(x, v), [2 + 0 * x, 6 * x, 12 * x**2], rtol=1e-5)
-print("TensorFlow: the 3 x n Jacobian and the three diagonal Hessians match the closed form")
+print("TensorFlow: the 3 x n Jacobian and the three Hessians match the closed form")

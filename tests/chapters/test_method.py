@@ -95,7 +95,9 @@ def test_the_margins_are_the_books_rule_and_order_as_the_page_says(f, loaded):
 def test_one_malloc_setting_per_framework_and_size_until_a_row_differs(f, reference):
     assert f.one_setting
     df, others = reference
-    i = _row(df, framework="torch", strategy="compiled-pathwise", paths=1_000_000)
+    i = _row(
+        df, framework="torch", strategy="compiled-pathwise", paths=1_000_000, allocator="glibc"
+    )
     df.loc[i, "malloc_env"] = pd.NA
     assert not method.facts(df, others).one_setting
 
@@ -157,7 +159,8 @@ def test_page_faults_and_what_mappings_cost(f, loaded):
     for m in fa.mapped:
         if m.faults[0] - m.faults[1] > 1000:
             costs.append((m.warm_s[0] - m.warm_s[1]) / (m.faults[0] - m.faults[1]))
-    assert len(costs) == 3 and fa.fault_s == pytest.approx(sorted(costs)[1])
+    # PyTorch's eager and compiled pathwise, jvp and the two simulations
+    assert len(costs) == 5 and fa.fault_s == pytest.approx(sorted(costs)[2])
     assert 1e-7 < fa.fault_s < 1e-5
     assert fa.faster_unmapped and fa.ratios_held and fa.most_memory > 1
     heap = queries.gbm(df, ("strategy", "simulation"), allocator="glibc-heap", status="ok")

@@ -73,11 +73,13 @@ def test_on_the_reference_forward_mode_wins_everywhere_by_the_rule(reference):
     for fw, (fwd, rev) in PAIRS.items():
         p = f.pairs[fw]
         assert (p.forward.name, p.reverse.name) == (fwd, rev)
-        # Both rows are timed beside the same simulation: ranked by their side-by-side ratios.
+        # Both rows are timed beside the same simulation, but it is too short at this N for a
+        # ratio: ranked by their warm medians, the factor the quotient of the times shown.
         a, b = (df.loc[at(df, fw, s, paths=1000)] for s in (fwd, rev))
-        assert p.comparison.basis == "ratio"
-        assert p.factor == pytest.approx(b["ratio_median"] / a["ratio_median"])
-        assert p.comparison.margin == m.of("ratio", fw)
+        assert a["pair_baseline_median_s"] < margins.RATIO_FLOOR_S
+        assert p.comparison.basis == "warm"
+        assert p.factor == pytest.approx(b["warm_median_s"] / a["warm_median_s"])
+        assert p.comparison.margin == m.of("warm", fw)
         assert p.forward.warm_s == a["warm_median_s"] and p.reverse.warm_s == b["warm_median_s"]
     lo, hi = f.factors
     assert lo == f.pairs["tensorflow"].factor and hi == f.pairs["jax"].factor

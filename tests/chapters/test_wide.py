@@ -81,7 +81,7 @@ def test_the_questions_solutions_and_the_third_answer(reference, others):
     assert f.create_graph.factor == pytest.approx(graph.warm_s / loop.warm_s)
     assert f.loop_beats(("batched-backward",))
     assert f.at("torch", "batched-backward").beyond_inputs > loop.beyond_inputs
-    hand, sol2 = f.at("numpy", "analytic"), f.at("torch", "batched-backward")
+    hand, sol2 = f.at("torch", "analytic"), f.at("torch", "batched-backward")
     assert f.by_hand.winner() == "analytic"
     assert f.by_hand.factor == pytest.approx(sol2.warm_s / hand.warm_s)
     assert 1 < f.by_hand.factor < f.reported_by_hand == pytest.approx(11.7e-3 / 539e-6)
@@ -139,10 +139,8 @@ def test_the_crossover_by_the_books_rule(reference, others, shapes):
     c = _facts(reference, others, shapes).crossover
     assert c.total == 32 * 2048 and len(c.shapes) == 21
     assert c.smaller_side_wins and c.square_unranked and c.ties_under_a_millisecond
-    assert c.tied() == {(fw, 256, 256) for fw in ("torch", "tensorflow", "jax")} | {
-        ("jax", 128, 512)
-    }
-    assert all(s.winner == s.smaller_side for s in c.ranked) and len(c.ranked) == 17
+    assert c.tied() == {(fw, 256, 256) for fw in ("torch", "tensorflow", "jax")}
+    assert all(s.winner == s.smaller_side for s in c.ranked) and len(c.ranked) == 18
 
 
 def test_a_slow_loop_loses_the_pick(reference, others):
@@ -207,7 +205,7 @@ def test_the_fixture_reads_missing_facts_as_unknown(small):
 
 def test_tables(reference, others, shapes, small):
     f = _facts(reference, others, shapes)
-    assert len(tables.strategies(f)) == len(f.cases) == 14
+    assert len(tables.strategies(f)) == len(f.cases) == 15
     shown = tables.picks(f)
     assert len(shown) == 6 and list(shown["framework"])[:3] == ["PyTorch", "TensorFlow", "JAX"]
     solutions = ["grad-loop-create-graph", LOOP, "batched-backward"]
@@ -221,7 +219,7 @@ def test_tables(reference, others, shapes, small):
     assert len(shown) == 12 and list(shown.columns)[-1] == "products / Jacobian"
     assert tables.greeks(reference).shape == (8, 3 + 3 + 1)
     verdicts = tables.crossover(f.crossover)
-    assert len(verdicts) == 7 and (verdicts == "tie").to_numpy().sum() == 4
+    assert len(verdicts) == 7 and (verdicts == "tie").to_numpy().sum() == 3
     empty = wide.facts(small, picks.compute(small, []), [])
     assert (
         isinstance(tables.strategies(empty), pd.DataFrame)

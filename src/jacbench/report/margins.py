@@ -4,8 +4,9 @@ Every chapter that names a winner compares through ``compare``, so that no two p
 pair that a third calls tied. Three quantities are compared, each against its own margin:
 
 - ``ratio``: two strategies timed side by side against the same simulation (same framework,
-  execution mode and size), where that simulation takes ``FLOOR_S`` or more a call. The margin is the furthest one of that framework's side-by-side
-  ratios moved between the dataset's session and any other session that measured it again.
+  execution mode and size), where that simulation takes ``RATIO_FLOOR_S`` or more a call. The
+  margin is the furthest one of that framework's side-by-side ratios moved between the
+  dataset's session and any other session that measured it again.
 - ``warm``: warm medians, each from its own worker processes. The margin is the furthest the
   quotient of two warm medians of that framework at one size moved between sessions.
 - ``cold``: first calls (compilation included), one per worker. The margin is measured as for
@@ -34,6 +35,9 @@ from jacbench.report.data import OVERHEAD_S
 
 # Below this, a call measures the framework's per-call overhead: never ranked.
 FLOOR_S = OVERHEAD_S
+# A ratio ranks two strategies only where their simulation takes this long or more: well above
+# the floor, as where the sessions measured how far ratios move (simulations of 10 ms and up).
+RATIO_FLOOR_S = 10 * FLOOR_S
 # Every margin where no second session measured the cases again.
 UNMEASURED = 1.15
 BASES = ("ratio", "warm", "cold")
@@ -169,15 +173,15 @@ def same_baseline(a: pd.Series, b: pd.Series) -> bool:
 
 
 def _simulation_above_floor(row: pd.Series) -> bool:
-    """Whether the simulation a row's ratio divides by took FLOOR_S or more a call: under it the
-    simulation measures the framework's overhead, and a ratio over it that overhead's noise."""
+    """Whether the simulation a row's ratio divides by took RATIO_FLOOR_S or more a call: near
+    the floor a simulation measures the framework's overhead, and a ratio over it that noise."""
     sim = row.get("pair_baseline_median_s")
-    return bool(pd.notna(sim) and float(sim) >= FLOOR_S)
+    return bool(pd.notna(sim) and float(sim) >= RATIO_FLOOR_S)
 
 
 def basis_for(a: pd.Series, b: pd.Series, wanted: str = "repeated") -> str:
     """The quantity two rows are ranked by: first calls for one call; for repeated calls their
-    side-by-side ratios where both are to the same simulation and it takes FLOOR_S or more,
+    side-by-side ratios where both are to the same simulation and it takes RATIO_FLOOR_S or more,
     else warm medians (so a factor printed beside two warm times is their quotient)."""
     if wanted == "cold":
         return "cold"
