@@ -63,9 +63,9 @@ def margins(f: Facts) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "framework": FRAMEWORK_NAMES[fw],
-            "side-by-side ratios": formats.times(m.ratio[fw], 2),
-            "later calls": formats.times(m.warm[fw], 2),
-            "first calls": formats.times(m.cold[fw], 2),
+            "two ratios to one simulation": formats.times(m.ratio[fw], 2),
+            "two later calls": formats.times(m.warm[fw], 2),
+            "two first calls": formats.times(m.cold[fw], 2),
         }
         for fw in AD_FRAMEWORKS
     )
