@@ -73,6 +73,21 @@ def test_overtakes():
     assert picks.overtakes(e(1.0, 0.1), e(0.5, 0.2)) == 1  # its first call is faster already
 
 
+def test_the_first_to_catch_up_is_named_with_its_call():
+    e = lambda name, cold, warm: picks.Entry(name, warm, cold, 0, 0, None)  # noqa: E731
+    entries = {
+        "eager": e("eager", 1.0, 0.5),
+        "slow-compile": e("slow-compile", 9.0, 0.1),
+        "quick-compile": e("quick-compile", 3.0, 0.1),
+        "never": e("never", 2.0, 0.6),
+    }
+    p = picks.Pick("tall", "question", 10, "torch", ("slow-compile", "quick-compile", "never"),
+                   ("eager",), 7, entries, ())  # fmt: skip
+    assert p.first_to_catch_up == "quick-compile"  # from call 7; slow-compile from call 22
+    none = picks.Pick("tall", "question", 10, "torch", ("never",), ("eager",), None, entries, ())
+    assert none.first_to_catch_up is None
+
+
 def test_a_slower_row_leaves_the_pick(reference, sessions):
     i = at(reference, "torch", "steps-compiled-pathwise", paths=picks.QUESTION_N)
     row = reference.loc[i]

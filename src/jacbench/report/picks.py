@@ -72,6 +72,15 @@ class Pick:
     def entry(self, name: str) -> Entry:
         return self.entries[name]
 
+    @property
+    def first_to_catch_up(self) -> str | None:
+        """The repeated-call winner that overtakes the one-call winner first (at overtakes_at),
+        None where none does."""
+        if not self.one_call:
+            return None
+        found = {n: overtakes(self.entry(self.one_call[0]), self.entry(n)) for n in self.repeated}
+        return min((n for n, k in found.items() if k is not None), key=found.get, default=None)
+
 
 def candidates(df: pd.DataFrame, form: str | None = None) -> pd.DataFrame:
     """Every candidate row of the three shapes in the AD frameworks, with its shape and its

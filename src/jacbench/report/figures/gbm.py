@@ -148,11 +148,11 @@ def _front(points: list[tuple[float, float, str]]) -> set[str]:
     }  # fmt: skip
 
 
-def _label_front(ax, points: list[tuple]) -> None:
+def _label_front(ax, points: list[tuple[float, float, str]], colour: str = "#333") -> None:
     """Each point's name to its right, stepped down where it would meet the label above it."""
     ax.figure.draw_without_rendering()
     placed: list[tuple[float, float]] = []  # display x, y of each label so far
-    for x, y, name, colour, _ in sorted(points, key=lambda p: -p[1]):
+    for x, y, name in sorted(points, key=lambda p: -p[1]):
         px, py = ax.transData.transform((x, y))
         drop = 0.0
         while any(abs(px - qx) < 90 and abs(py - drop - qy) < 11 for qx, qy in placed):
@@ -191,7 +191,7 @@ def tradeoff(df: pd.DataFrame, paths: int, dtype: str = "float32"):
             ax.scatter([x], [y], marker=marker, color=FAMILIES[kind], s=34, zorder=3)
             points.append((x, y, r["strategy"]))
         best = _front(points)
-        anchors.append((ax, [(x, y, n, "#333", False) for x, y, n in points if n in best]))
+        anchors.append((ax, [p for p in points if p[2] in best]))
         log_axes(ax)
         ax.set_title(FRAMEWORK_NAMES[fw], fontsize=TEXT_SIZE)
         ax.set_xlabel("memory beyond the inputs (MiB)")

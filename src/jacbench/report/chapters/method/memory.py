@@ -335,6 +335,17 @@ def _mapped(df: pd.DataFrame, found: margins.Margins) -> list[Mapped]:
     return out
 
 
+def fixed_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The GBM rows (draws left out) that ran with glibc's mmap and trim thresholds fixed."""
+    rows = queries.without_draws(queries.gbm(df, ("strategy", "simulation")))
+    return rows[rows["malloc_env"].fillna("").str.contains("MALLOC_MMAP_THRESHOLD_")]
+
+
+def fixed_sizes(df: pd.DataFrame) -> tuple[int, ...]:
+    """The N at which glibc's thresholds were fixed."""
+    return tuple(sorted({int(n) for n in fixed_rows(df)["paths"]}))
+
+
 def faults(df: pd.DataFrame, found: margins.Margins) -> Faults:
     """The page faults' facts (see Faults)."""
     mapped = _mapped(df, found)
@@ -343,9 +354,8 @@ def faults(df: pd.DataFrame, found: margins.Margins) -> Faults:
         for m in mapped
         if None not in m.faults and m.faults[0] - m.faults[1] > 1_000
     ]
-    rows = queries.without_draws(queries.gbm(df, ("strategy", "simulation")))
-    fixed = rows[rows["malloc_env"].fillna("").str.contains("MALLOC_MMAP_THRESHOLD_")]
-    sizes = tuple(sorted({int(n) for n in fixed["paths"]}))
+    fixed = fixed_rows(df)
+    sizes = fixed_sizes(df)
     steps = int(fixed["steps"].iloc[0]) if len(fixed) else 0
     sims = fixed[(fixed["target"] == "simulation") & (fixed["status"] == "ok")]
     sims = sims.dropna(subset=["warm_faults"])
