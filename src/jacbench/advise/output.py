@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -9,22 +10,38 @@ from jacbench.advise import fit
 from jacbench.report import formats
 from jacbench.strategies import generic
 
+# An interval wider than this factor (or an exponent's wider than its log) says nothing usable.
+WIDE = 100.0
 
-def pick_record(chosen: fit.Pick, predictions: dict, req, margins: dict) -> dict[str, Any]:
+
+def pick_record(chosen: fit.Pick, predictions: dict, req) -> dict[str, Any]:
     """advice.json's pick: the strategy for repeated calls, what it is predicted to cost at
-    the target, those within the noise of it, and the pick for one call."""
+    the target (with its interval), what ranked it, those it does not beat, and the pick for
+    one call."""
     best = predictions[chosen.strategy]
     tied = ", ".join(chosen.tied)
-    why = (
-        f"fastest predicted warm call at n={req.at:,} whose predicted peak fits the "
-        f"{formats.size(req.mem_cap)} cap"
-        + (f"; within the noise ({margins['warm']:.2f}x): {tied}" if tied else "")
-    )
+    flagged = sorted({f for p in predictions.values() for f in p.flags})
+    if chosen.basis == "predicted":
+        why = f"fastest predicted warm call at n={req.at:,}"
+    else:
+        why = (
+            f"fastest warm median at n={best.measured_n:,}, the largest size measured (the "
+            f"predictions at n={req.at:,} are flagged: "
+            + "; ".join(fit.FLAGS[f] for f in flagged)
+            + ")"
+        )
+    why += f", its peak within the {formats.size(req.mem_cap)} cap"
+    if tied:
+        what = "intervals" if chosen.basis == "predicted" else "fastest and slowest calls"
+        why += f"; not told apart from it (their {what} meet): {tied}"
     return {
         "strategy": chosen.strategy,
+        "basis": chosen.basis,
         "predicted_s": best.warm_s,
+        "predicted_interval_s": [best.low_s, None if best.high_s == float("inf") else best.high_s],
         "predicted_cold_s": best.cold_s,
         "predicted_peak_bytes": best.peak_bytes,
+        "flags": list(best.flags),
         "tied": list(chosen.tied),
         "why": why,
         "one_call": chosen.one_call,
@@ -69,44 +86,85 @@ def code(advice: dict[str, Any]) -> str:
     return "\n".join(head) + record.code.strip("\n") + "\n"
 
 
-def _cells(row: dict | None) -> tuple[str, str]:
-    if row is None or row["status"] != "ok":
-        return ("–", "–") if row is None else (row["status"], "")
-    return formats.time(row["warm_median_s"]), formats.size(row["peak_bytes"])
+def _interval(s: dict) -> str:
+    low, high = s.get("predicted_interval_s") or (None, None)
+    if not s.get("predicted_s"):
+        return "–"
+    if low is None or high is None or high > WIDE * low:
+        return f"{formats.time(s['predicted_s'])} (no usable interval)"
+    return f"{formats.time(s['predicted_s'])} ({formats.time(low)}–{formats.time(high)})"
+
+
+def _exponent(s: dict) -> str:
+    k = s.get("exponent")
+    low, high = s.get("exponent_interval") or (None, None)
+    if k is None:
+        return "–"
+    if low is None or high is None or high - low > math.log(WIDE):
+        return f"{k:.2f} (no usable interval)"
+    return f"{k:.2f} ({low:.2f}–{high:.2f})"
+
+
+def _checked(s: dict, checked: dict | None) -> str:
+    found = ((checked or {}).get("strategies") or {}).get(s["name"])
+    return "" if not found else formats.time(found["median_s"])
 
 
 def table(advice: dict[str, Any]) -> str:
-    """The terminal table: per strategy its mode and status, warm time and peak at each size,
-    the prediction at the target, the pick marked; then each failure's reason."""
+    """The terminal table: per strategy its mode and status, warm time at each size, in calls
+    of the function at the largest, the exponent and the prediction at the target with their
+    intervals, the predicted peak, what --check measured there, the pick marked; then each
+    failure's reason."""
     sizes = advice["sizes"]
     pick = advice.get("pick") or {}
-    head = ["strategy", "mode", "status"]
-    for n in sizes:
-        head += [f"warm n={n:,}", "peak"]
-    head += [f"predicted n={advice['target']:,}", "peak", ""]
+    checked = pick.get("checked")
+    largest = sizes[-1]
+    head = ["strategy", "mode", "status", *(f"n={n:,}" for n in sizes), "x f",
+            "exponent (95%)", f"predicted n={advice['target']:,} (95%)", "peak"]  # fmt: skip
+    if checked:
+        head.append(f"checked n={advice['target']:,}")
+    head.append("")
     lines = [head]
+    base = advice.get("baseline")
+    if base:
+        by_n = {r["n"]: r for r in base["rows"]}
+        lines.append(["the function itself", "", base["status"],
+                      *(_time(by_n.get(n)) for n in sizes), "1",
+                      *[""] * (len(head) - 4 - len(sizes))])  # fmt: skip
     notes = []
     for s in advice["strategies"]:
         by_n = {r["n"]: r for r in s["rows"]}
-        cells = [s["name"], s["mode"], s["status"]]
-        for n in sizes:
-            cells += _cells(by_n.get(n))
-        cells += [formats.time(s["predicted_s"]), formats.size(s["predicted_peak_bytes"])]
+        at_largest = (by_n.get(largest) or {}).get("evaluations")
+        cells = [s["name"], s["mode"], s["status"], *(_time(by_n.get(n)) for n in sizes),
+                 f"{at_largest:,.3g}" if at_largest else "–", _exponent(s), _interval(s),
+                 formats.size(s["predicted_peak_bytes"])]  # fmt: skip
+        if checked:
+            cells.append(_checked(s, checked))
         mark = "<- pick" if s["name"] == pick.get("strategy") else ""
         mark = mark or ("tied" if s["name"] in pick.get("tied", []) else "")
         lines.append([*cells, mark])
         if s["reason"]:
             notes.append(f"  {s['name']}: {s['reason']}")
+        if s.get("flags"):
+            flagged = "; ".join(fit.FLAGS[f] for f in s["flags"])
+            notes.append(f"  {s['name']}: prediction {flagged}")
     widths = [max(len(row[i]) for row in lines) for i in range(len(head))]
     text = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
             for row in lines]  # fmt: skip
     text.insert(1, "  ".join("-" * w for w in widths).rstrip())
+    if advice.get("fit_from"):
+        notes.insert(0, f"  fitted from n={advice['fit_from']:,}; smaller sizes check the "
+                        "derivatives and are not fitted")  # fmt: skip
     return "\n".join(text + ([""] + notes if notes else []))
 
 
-def summary(advice: dict[str, Any]) -> str:
-    """The pick in a few lines, with the one-call pick where it differs, and the check."""
-    pick = advice.get("pick")
+def _time(row: dict | None) -> str:
+    if row is None:
+        return "–"
+    return formats.time(row["warm_median_s"]) if row["status"] == "ok" else row["status"]
+
+
+def _fd_line(advice: dict[str, Any]) -> str:
     check = advice["check"]
     if check.get("fd_status") != "ok":
         fd = f"finite-difference check {check.get('fd_status')}"
@@ -118,21 +176,67 @@ def summary(advice: dict[str, Any]) -> str:
         )
     else:
         fd = f"the reference agrees with float64 finite differences to {check['fd_error']:.1e}"
-    lines = [f"checked against {check['reference']} at n={advice['sizes'][0]:,}; {fd}"]
+    return f"checked against {check['reference']} at n={advice['sizes'][0]:,}; {fd}"
+
+
+def _machine_lines(advice: dict[str, Any]) -> list[str]:
+    lines = []
+    load = advice.get("load") or {}
+    if load.get("busy"):
+        lines.append(
+            f"the machine was busy when this began (load {load['before']:.1f} on "
+            f"{load['cores']} cores): times are slower and noisier than on a quiet machine"
+        )
+    if advice.get("sizes_note"):
+        lines.append(f"sizes: {advice['sizes_note']}")
+    return lines
+
+
+def boundary_lines(advice: dict[str, Any]) -> list[str]:
+    """Where the per-row derivative misses a boundary term: what was found, and what to do."""
+    found = advice.get("boundary") or {}
+    if not found.get("jumps"):
+        return []
+    rows = advice.get("rows_of_data") or advice["outputs"]
+    lines = [f"the function jumps: averaged over its {rows:,} rows, the per-row derivative is not "
+             "the derivative of the mean output"]  # fmt: skip
+    for x in found["inputs"]:
+        if x["jumps"]:
+            lines.append(
+                f"  input {x['input']}: per-row mean {x['per_row_mean']:.4g}, bump and reprice "
+                f"{x['bumped_mean']:.4g} (standard error {x['standard_error']:.2g}, step "
+                f"{x['step']:.3g})"
+            )
+    lines.append(
+        "  the Jacobians here are right row by row, but a row that crosses a barrier or a "
+        "digital's strike carries a boundary term they miss: for a price's Greeks do not "
+        "average them; smooth the payoff (a conditional expectation over the last step, a "
+        "Brownian bridge for a barrier), use likelihood ratios, or bump and reprice"
+    )
+    return lines
+
+
+def summary(advice: dict[str, Any]) -> str:
+    """The pick in a few lines, with its interval, the one-call pick where it differs, what
+    --check measured, and what the run found of the function and the machine."""
+    pick = advice.get("pick")
+    lines = [_fd_line(advice), *_machine_lines(advice), *boundary_lines(advice)]
     if not pick:
         lines.append(
             f"no strategy passed its checks within the {formats.size(advice['mem_cap_bytes'])} cap"
         )
         return "\n".join(lines)
-    time, peak = formats.time(pick["predicted_s"]), formats.size(pick["predicted_peak_bytes"])
+    s = _strategy(advice, pick["strategy"])
+    peak = formats.size(pick["predicted_peak_bytes"])
     lines.append(
-        f"pick at n={advice['target']:,}: {pick['strategy']}, predicted {time} a call, {peak} peak"
+        f"pick at n={advice['target']:,}: {pick['strategy']}, predicted {_interval(s)} a call "
+        f"(95% interval), {peak} peak"
     )
     lines.append(f"  why: {pick['why']}")
     if pick.get("overhead"):
         lines.append(
             f"  its calls at n={advice['sizes'][-1]:,} took under "
-            f"{formats.time(advice['margins']['floor_s'])}: they measure the framework's "
+            f"{formats.time(advice['rule']['floor_s'])}: they measure the framework's "
             "overhead, and the prediction is a lower bound; measure larger --sizes"
         )
     if pick["one_call_differs"]:
@@ -141,18 +245,38 @@ def summary(advice: dict[str, Any]) -> str:
             f"  for one call (first call, compilation included): {pick['one_call']}, "
             f"predicted {formats.time(cold)}"
         )
-    measured = pick.get("measured")
+    lines += _checked_lines(advice, pick)
+    return "\n".join(lines)
+
+
+def _checked_lines(advice: dict[str, Any], pick: dict) -> list[str]:
+    checked, measured = pick.get("checked"), pick.get("measured")
+    lines = []
+    if checked:
+        each = ", ".join(
+            f"{k} {formats.time(v['median_s'])} ({formats.time(v['low_s'])}–"
+            f"{formats.time(v['high_s'])}, {v['workers']} workers)"
+            for k, v in sorted(checked["strategies"].items(), key=lambda kv: kv[1]["median_s"])
+        )
+        lines.append(f"  checked at n={checked['n']:,}, in turn: {each}")
+        if checked["changed"]:
+            lines.append(f"  re-picked: {checked['strategy']} (the prediction picked "
+                         f"{checked['predicted_pick']})")  # fmt: skip
+        elif checked["tied"]:
+            lines.append(f"  measured, not told apart from it: {', '.join(checked['tied'])}")
     if measured and measured["status"] == "ok":
+        inside = measured.get("within_interval")
         lines.append(
             f"  measured at n={measured['n']:,}: {formats.time(measured['warm_median_s'])} a call "
-            f"(predicted/measured {measured['time_ratio']:.2f}), "
-            f"{formats.size(measured['peak_bytes'])} peak ({measured['peak_ratio']:.2f})"
+            f"(predicted/measured {measured['time_ratio']:.2f}"
+            + ("" if inside is None else (", inside" if inside else ", outside") + " the interval")
+            + f"), {formats.size(measured['peak_bytes'])} peak ({measured['peak_ratio']:.2f})"
         )
     elif measured:
         lines.append(
             f"  measured at n={measured['n']:,}: {measured['status']}: {measured['message']}"
         )
-    return "\n".join(lines)
+    return lines
 
 
 def _strategy(advice: dict, name: str) -> dict:

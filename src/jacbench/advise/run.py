@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from jacbench.constants import TOLERANCE
 from jacbench.errors import UsageError
 from jacbench.measure.harness import Limits, default_mem_cap, run_worker
@@ -28,7 +30,19 @@ from jacbench.problems import user
 from jacbench.strategies import generic
 
 STATUSES = ("ok", "wrong", "memory-cap", "timeout", "error", "refused")
-DEFAULT_SIZES = (1_000, 10_000)
+# Without --sizes: the probe runs at START, times the function itself there, and the sizes are
+# grown from it (auto_sizes) until the function's own call takes at least the floor.
+START = 1_000
+# The sizes fitted: this many over a decade, one more where they reach further toward the target.
+POINTS = 4
+# A size is not measured where one call of the function itself would take more than the
+# worker's limit over this (a Jacobian takes several calls' worth, and each worker makes CALLS).
+BUDGET_CALLS = 200
+# The name a worker measures the function itself under (a call of f, no derivative).
+BASELINE = "function"
+# --check: the strategies measured again at the target, each in this many workers, interleaved.
+CHECK_TOP = 3
+CHECK_ROUNDS = 3
 # Each worker: at least 3 warm calls (measure.worker), more while this budget lasts.
 WARM_BUDGET_S = 1.0
 REPEATS = 5
@@ -46,7 +60,7 @@ class Request:
 
     function: str
     factory: str
-    sizes: tuple[int, ...] = DEFAULT_SIZES
+    sizes: tuple[int, ...] = ()  # (): chosen from the function's own time (auto_sizes)
     target: int | None = None  # None: the largest size measured
     mem_cap: int = field(default_factory=default_mem_cap)
     timeout: float = 120.0
@@ -59,6 +73,18 @@ class Request:
     # budget lasts. The tests ask for the fewest; a reader gets the defaults.
     repeats: int = REPEATS
     warm_budget_s: float = WARM_BUDGET_S
+    # The smallest size the fits read: rows below it check the strategies (at the probe's size)
+    # but measure too little work to fit (0: every size).
+    fit_from: int = 0
+
+    @property
+    def auto(self) -> bool:
+        return not self.sizes
+
+    @property
+    def first(self) -> int:
+        """The size the probe checks the function at."""
+        return min(self.sizes) if self.sizes else START
 
     @property
     def at(self) -> int:
@@ -68,8 +94,10 @@ class Request:
         """UsageError for what can be refused before any worker starts."""
         user.check_findable(user.parse_name(self.function, "FUNCTION"))
         user.check_findable(user.parse_name(self.factory, "FACTORY"))
-        if not self.sizes:
-            raise UsageError("--sizes needs at least one size")
+        if any(n < 1 for n in self.sizes) or (self.target is not None and self.target < 1):
+            raise UsageError("a size n must be at least 1")
+        if self.timeout <= 0:
+            raise UsageError(f"--timeout must be positive, got {self.timeout}")
         if self.framework and self.framework not in generic.GENERIC_FRAMEWORKS:
             raise UsageError(
                 f"unknown framework {self.framework!r}; choose one of: "
@@ -85,10 +113,55 @@ def _params(req: Request, n: int, dtype: str = "float32", reference: str = "") -
             "dtype": dtype, "reference": reference}  # fmt: skip
 
 
+def _nice(n: float) -> int:
+    """n rounded to two significant digits (a size a reader would type)."""
+    if n < 100:
+        return max(int(round(n)), 1)
+    digits = 10 ** (int(math.floor(math.log10(n))) - 1)
+    return int(round(n / digits) * digits)
+
+
+def auto_sizes(start: int, function_s: float, timeout: float, floor: float,
+               target: int | None = None) -> tuple[tuple[int, ...], str]:  # fmt: skip
+    """The sizes to fit, from one call of the function at start taking function_s (taken as
+    growing in proportion to n): the smallest where that call takes the floor or more, POINTS
+    of them over a decade, or on to a tenth of the target (POINTS + 1); none where one call
+    would take more than timeout / BUDGET_CALLS. A note where the floor or the target's tenth
+    could not be reached within that budget ("" otherwise)."""
+    per_n = max(function_s, 1e-9) / start
+    budget = timeout / BUDGET_CALLS / per_n  # the largest n within the budget
+    smallest = max(start, floor / per_n)
+    largest = max(10 * smallest, (target or 0) / 10)
+    notes = []
+    if largest > budget:
+        largest = max(budget, start)
+        smallest = min(smallest, largest / 10)
+        if smallest < floor / per_n:
+            notes.append(
+                f"the function's own call reaches the {floor * 1e3:g} ms floor only past the "
+                f"budget of {timeout / BUDGET_CALLS:.2g} s a call"
+            )
+        elif target and largest < target / 10:
+            notes.append(f"the largest size within the budget is {_nice(largest):,}")
+    smallest = max(smallest, start)
+    largest = max(largest, smallest)
+    points = POINTS + (largest > 20 * smallest)
+    sizes = sorted({_nice(x) for x in np.geomspace(smallest, largest, points)})
+    return tuple(sizes), "; ".join(notes)
+
+
+def load_average() -> float | None:
+    """The machine's load over the last minute (None where the system does not say)."""
+    try:
+        return float(os.getloadavg()[0])
+    except (OSError, AttributeError):
+        return None
+
+
 def probe(req: Request, reference: Path) -> dict[str, Any]:
     """The probe worker's findings at the smallest size; UsageError (one line) when the
     contract is broken or the probe could not finish."""
-    n = min(req.sizes)
+    n = req.first
     spec = {"probe": _params(req, n, reference=str(reference)), "threads": req.threads}
     found = run_worker(spec, Limits(req.mem_cap, req.timeout))
     if found["status"] == "contract":
@@ -216,10 +289,18 @@ def _refuse_coupled(runs: list[StrategyRun]) -> None:
             )
 
 
+def _journal(journal: Path | None, name: str, row: dict) -> None:
+    if journal is not None:
+        with journal.open("a") as fh:
+            fh.write(json.dumps({"strategy": name, **row}) + "\n")
+
+
 def measure(req: Request, found: dict, reference: Path, progress: Progress,
-            journal: Path | None = None) -> list[StrategyRun]:  # fmt: skip
-    """Every chosen strategy at every size, smallest first, each in its own worker."""
+            journal: Path | None = None) -> tuple[list[StrategyRun], StrategyRun]:  # fmt: skip
+    """Every chosen strategy at every size, smallest first, each in its own worker; and the
+    function itself at each size (the baseline its rows are read against)."""
     runs = [StrategyRun(r) for r in chosen(req, found["framework"])]
+    function = StrategyRun(generic.baseline(found["framework"]))
     refusal = per_row_refusal(found) if req.order == 1 else "per-row strategies are Jacobians"
     for run in runs:
         if run.record.per_row and refusal:
@@ -230,6 +311,10 @@ def measure(req: Request, found: dict, reference: Path, progress: Progress,
     total = sum(r.status == "ok" for r in runs) * len(sizes)
     done = 0
     for i, n in enumerate(sizes):
+        row = _row(n, run_worker(_spec(req, found, BASELINE, n), limits))
+        function.rows.append(row)
+        _journal(journal, BASELINE, row)
+        progress(f"the function itself n={n:,}: {_said(row, row['status'])}")
         for run in runs:
             if run.status != "ok":
                 continue
@@ -243,13 +328,11 @@ def measure(req: Request, found: dict, reference: Path, progress: Progress,
             row = _row(n, run_worker(spec, limits))
             run.rows.append(row)
             run.status, run.reason = _status(row, tolerance)
-            if journal is not None:
-                with journal.open("a") as fh:
-                    fh.write(json.dumps({"strategy": run.record.name, **row}) + "\n")
+            _journal(journal, run.record.name, row)
             progress(f"[{done}/{total}] {run.record.name} n={n:,}: {_said(row, run.status)}")
         if i == 0:
             _refuse_coupled(runs)
-    return runs
+    return runs, function
 
 
 def _spec(req: Request, found: dict, name: str, n: int, reference: str = "") -> dict:
@@ -263,18 +346,24 @@ def _spec(req: Request, found: dict, name: str, n: int, reference: str = "") -> 
     }
 
 
-def verify(req: Request, found: dict, pick: dict, progress: Progress) -> dict:
-    """The pick measured at the target, beside what was predicted there."""
+def verify(req: Request, found: dict, names: list[str], progress: Progress,
+           rounds: int = CHECK_ROUNDS) -> dict[str, list[dict]]:  # fmt: skip
+    """The strategies named measured at the target, each in rounds workers, interleaved (one
+    of each, in turn, then again, the order rotated each round), so that a disturbance of the
+    machine falls on them alike: each one's rows."""
     n = req.at
-    progress(f"checking the prediction: {pick['strategy']} at n={n:,}")
-    row = _row(
-        n, run_worker(_spec(req, found, pick["strategy"], n), Limits(req.mem_cap, req.timeout))
-    )
-    if row["status"] == "ok":
-        row["time_ratio"] = pick["predicted_s"] / row["warm_median_s"]
-        row["peak_ratio"] = pick["predicted_peak_bytes"] / max(row["peak_bytes"], 1)
-    progress(f"  measured at n={n:,}: {_said(row, row['status'])}")
-    return row
+    limits = Limits(req.mem_cap, req.timeout)
+    found_rows: dict[str, list[dict]] = {name: [] for name in names}
+    progress(f"checking at n={n:,}: " + ", ".join(names) + f", {rounds} workers each, in turn")
+    for r in range(rounds):
+        order = names[r % len(names) :] + names[: r % len(names)]
+        for name in order:
+            if found_rows[name] and found_rows[name][-1]["status"] != "ok":
+                continue  # failed once at the target: not tried again
+            row = _row(n, run_worker(_spec(req, found, name, n), limits))
+            found_rows[name].append(row)
+            progress(f"  [{r + 1}/{rounds}] {name} n={n:,}: {_said(row, row['status'])}")
+    return found_rows
 
 
 def _said(row: dict, status: str) -> str:

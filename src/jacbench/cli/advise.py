@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from jacbench.errors import UsageError
 from jacbench.units import parse_size
 
 
@@ -15,7 +16,7 @@ def _split(text: str | None) -> list[str]:
 def add_advise(sub, add_limits) -> None:
     """The advise command's options (add_limits: the memory cap and timeout every measuring
     command takes)."""
-    from jacbench.advise.run import DEFAULT_SIZES
+    from jacbench.advise.run import POINTS, START
 
     p = sub.add_parser(
         "advise",
@@ -28,8 +29,11 @@ def add_advise(sub, add_limits) -> None:
     p.add_argument(
         "--example", required=True, metavar="FACTORY", help="FACTORY(n) -> (theta, data)"
     )
-    sizes = ",".join(f"{n:.0e}".replace("+0", "") for n in DEFAULT_SIZES)
-    p.add_argument("--sizes", default=sizes, help=f"sizes n to measure (default {sizes})")
+    p.add_argument(
+        "--sizes",
+        help=f"sizes n to measure (default: {POINTS} or more over a decade, from where the "
+        f"function's own call takes 1 ms, timed at n={START:,})",
+    )
     p.add_argument("--target", help="the size to predict and pick at (default: the largest)")
     add_limits(p)
     p.add_argument("--strategies", help="comma-separated subset (default: every one that applies)")
@@ -40,7 +44,8 @@ def add_advise(sub, add_limits) -> None:
     p.add_argument(
         "--check",
         action="store_true",
-        help="measure the pick at --target afterwards, beside its prediction",
+        help="measure the pick and the next two at --target afterwards, in turn, and pick "
+        "from what was measured",
     )
     p.add_argument("--book", action="store_true", help="render the chapter 'Your function' too")
     p.set_defaults(func=cmd_advise)
@@ -53,10 +58,15 @@ def _request(args: argparse.Namespace):
 
     options = {"mem_cap": parse_bytes(args.mem_cap) if args.mem_cap else None,
                "timeout": args.timeout, "threads": args.threads}  # fmt: skip
+    sizes = ()
+    if args.sizes is not None:
+        sizes = tuple(parse_size(v, "--sizes") for v in _split(args.sizes))
+        if not sizes:
+            raise UsageError("--sizes needs at least one size, like 1e3,1e4,1e5")
     return Request(
         function=args.function,
         factory=args.example,
-        sizes=tuple(parse_size(v, "--sizes") for v in _split(args.sizes)),
+        sizes=sizes,
         target=parse_size(args.target, "--target") if args.target else None,
         strategies=tuple(_split(args.strategies)),
         framework=args.framework,

@@ -19,6 +19,15 @@ from jacbench.problems import user
 from jacbench.problems.user import ContractError, UserParams
 from jacbench.strategies import generic
 
+# The function's own time: the median of this many warm calls.
+FUNCTION_CALLS = 5
+# The boundary check (one output per row): each input bumped by this share of itself, and a
+# jump found where the mean gap between the bumped and per-row derivatives exceeds this many
+# standard errors and this share of the derivative.
+BUMP = 1e-2
+BOUNDARY_SE = 3.0
+BOUNDARY_SHARE = 0.01
+
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
     if a.shape != b.shape:
@@ -97,6 +106,49 @@ def finite_differences(f, theta, data, framework: str, derivative: np.ndarray, o
             "fd_step": max(steps)}  # fmt: skip
 
 
+def function_time(call, theta, data, calls: int = FUNCTION_CALLS) -> float:
+    """The median of a few warm calls of the function itself (waiting for its result)."""
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        user.to_numpy(call(theta, data))
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def boundary(call, theta, data, framework: str, derivative: np.ndarray) -> dict:
+    """Whether the mean over rows of the per-row Jacobian is the derivative of the mean output:
+    each input bumped up and down by BUMP of itself on the same data (bump and reprice), the
+    per-row differences set beside the per-row derivatives. Where the function jumps (a
+    barrier, a digital), the rows that cross it carry a boundary term the per-row derivative
+    misses: their mean differs beyond its standard error and by more than BOUNDARY_SHARE."""
+    if framework == "jax":
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+    try:
+        t64, d64 = user.as_float64(theta, framework), user.as_float64(data, framework)
+        size = np.abs(user.to_numpy(t64))
+        found = []
+        for j in range(derivative.shape[1]):
+            h = BUMP * (float(size[j]) or 1.0)
+            unit = np.eye(derivative.shape[1])[j]
+            plus = user.to_numpy(call(user.shift(t64, unit, h, framework), d64)).reshape(-1)
+            minus = user.to_numpy(call(user.shift(t64, unit, -h, framework), d64)).reshape(-1)
+            bumped = (plus.astype(np.float64) - minus) / (2 * h)
+            gap = bumped - derivative[:, j]
+            error = float(np.std(gap, ddof=1) / np.sqrt(len(gap)))
+            mean_gap = float(np.mean(gap))
+            scale = max(abs(float(np.mean(bumped))), abs(float(np.mean(derivative[:, j]))))
+            jumps = abs(mean_gap) > BOUNDARY_SE * error and abs(mean_gap) > BOUNDARY_SHARE * scale
+            found.append({"input": j, "per_row_mean": float(np.mean(derivative[:, j])),
+                          "bumped_mean": float(np.mean(bumped)), "standard_error": error,
+                          "step": h, "jumps": bool(jumps)})  # fmt: skip
+    except Exception as e:  # noqa: BLE001 - the function refused the bumped inputs: no check
+        return {"status": f"not run: {type(e).__name__}: {e}"}
+    return {"status": "ok", "inputs": found, "jumps": any(x["jumps"] for x in found)}
+
+
 def probe(params: dict) -> dict[str, Any]:
     """What the advice needs to know of the reader's function at the smallest size; raises
     ContractError where the contract is broken."""
@@ -139,5 +191,8 @@ def probe(params: dict) -> dict[str, Any]:
         "reference_s": took,
         "derivative_zero": bool(not np.any(derivative)),
     }
+    record["function_s"] = function_time(call, theta, data)
     record.update(finite_differences(call, theta, data, framework, derivative, p.order))
+    if p.order == 1 and record["rows"] == m and m > 1:
+        record["boundary"] = boundary(call, theta, data, framework, derivative)
     return record

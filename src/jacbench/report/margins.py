@@ -52,6 +52,28 @@ def apart(a: float, b: float) -> float:
 
 
 @dataclass(frozen=True)
+class Spread:
+    """One quantity to rank, as plain numbers: its value (a median, a ratio, a prediction), the
+    low and high ends of its spread, and the seconds a call took (read against the floor)."""
+
+    value: float
+    low: float
+    high: float
+    seconds: float
+
+
+def ranks(faster: Spread, slower: Spread, margin: float, floor: float = FLOOR_S) -> bool:
+    """The book's rule on plain numbers: slower ranks behind faster when not both calls took
+    under the floor, slower's value exceeds faster's by more than margin, and slower's spread
+    starts above the end of faster's. Every ranking in the book and in ``advise`` is this."""
+    if faster.seconds < floor and slower.seconds < floor:
+        return False
+    if not slower.value > faster.value * margin:
+        return False
+    return slower.low > faster.high
+
+
+@dataclass(frozen=True)
 class Margins:
     """Per basis and framework, how many times larger one quantity must be than another to be
     ranked above it; sessions: how many sessions measured the cases (1: margins unmeasured)."""
@@ -201,14 +223,19 @@ def compare(a: pd.Series, b: pd.Series, margins: Margins, wanted: str = "repeate
     overhead = bool(a[timed] < FLOOR_S and b[timed] < FLOOR_S)
     margin = margins.of(basis, str(a["framework"]), str(b["framework"]))
     factor = qs / qf if qf > 0 else float("inf")
-    if basis == "ratio":
-        apart_ = fast["ratio_hi"] < slow["ratio_lo"]
-    elif basis == "warm":
+    if basis == "ratio":  # the two ratios' spreads do not meet
+        lo_hi = (fast["ratio_hi"], slow["ratio_lo"])
+    elif basis == "warm":  # the slower's fastest call is slower than the faster's median
         fastest = slow["warm_min_s"] if pd.notna(slow["warm_min_s"]) else slow["warm_median_s"]
-        apart_ = fastest > fast["warm_median_s"]
-    else:
-        apart_ = True
-    ranked = bool(not overhead and factor > margin and apart_)
+        lo_hi = (fast["warm_median_s"], fastest)
+    else:  # one first call each: no spread, the margin alone
+        lo_hi = (qf, qs)
+    seconds = (float(fast[timed]), float(slow[timed]))
+    ranked = ranks(
+        Spread(qf, qf, float(lo_hi[0]), seconds[0]),
+        Spread(qs, float(lo_hi[1]), qs, seconds[1]),
+        margin,
+    )
     names = (_name(fast), _name(slow))
     return Comparison(
         problem=str(a["problem"]),

@@ -33,7 +33,9 @@ __all__ = [
     "MODES",
     "Generic",
     "all_records",
+    "BASELINE",
     "answer",
+    "baseline",
     "build",
     "find",
     "get",
@@ -66,8 +68,24 @@ def get(framework: str, name: str, order: int = 1) -> Generic:
     raise UsageError(f"unknown {what} {name!r} for {framework}; choose one of: {valid}")
 
 
+# The function itself, called as the reader calls it (under jax.jit in JAX, as problems.user's
+# checks call it): the baseline a strategy's time is read against, in calls of the function.
+BASELINE = "function"
+
+
+def baseline(framework: str) -> Generic:
+    """The record a worker measures the function itself under (not a strategy: no derivative)."""
+    call = "jax.jit(f)(theta, data)" if framework == "jax" else "f(theta, data)"
+    return Generic(framework, BASELINE, "function", call,
+                   "The function itself, one call: the unit a strategy's time is read in.",
+                   "def jacobian(theta, data):\n    return f(theta, data)\n")  # fmt: skip
+
+
 def find(framework: str, name: str) -> Generic:
-    """The record of that name, of either order (names are unique within a framework)."""
+    """The record of that name, of either order (names are unique within a framework), or the
+    function itself (BASELINE)."""
+    if name == BASELINE:
+        return baseline(framework)
     for r in all_records(framework):
         if r.name == name:
             return r
