@@ -289,6 +289,14 @@ def _refuse_coupled(runs: list[StrategyRun]) -> None:
             )
 
 
+def _measured(spec: dict, limits: Limits) -> dict:
+    """One worker's record. Every row is timed in its own process and compared with rows of
+    other processes, so glibc runs with its two thresholds fixed (measure.heap.STEADY): left
+    to adjust them, it returns a call's freed arrays to the kernel in one process and keeps
+    them in the next, and a comparison would measure that, not the strategies."""
+    return run_worker(spec, limits, steady=True)
+
+
 def _journal(journal: Path | None, name: str, row: dict) -> None:
     if journal is not None:
         with journal.open("a") as fh:
@@ -311,7 +319,7 @@ def measure(req: Request, found: dict, reference: Path, progress: Progress,
     total = sum(r.status == "ok" for r in runs) * len(sizes)
     done = 0
     for i, n in enumerate(sizes):
-        row = _row(n, run_worker(_spec(req, found, BASELINE, n), limits))
+        row = _row(n, _measured(_spec(req, found, BASELINE, n), limits))
         function.rows.append(row)
         _journal(journal, BASELINE, row)
         progress(f"the function itself n={n:,}: {_said(row, row['status'])}")
@@ -325,7 +333,7 @@ def measure(req: Request, found: dict, reference: Path, progress: Progress,
                 progress(f"[{done}/{total}] {run.record.name} n={n:,}: not run (too slow)")
                 continue
             spec = _spec(req, found, run.record.name, n, str(reference) if i == 0 else "")
-            row = _row(n, run_worker(spec, limits))
+            row = _row(n, _measured(spec, limits))
             run.rows.append(row)
             run.status, run.reason = _status(row, tolerance)
             _journal(journal, run.record.name, row)
@@ -360,7 +368,7 @@ def verify(req: Request, found: dict, names: list[str], progress: Progress,
         for name in order:
             if found_rows[name] and found_rows[name][-1]["status"] != "ok":
                 continue  # failed once at the target: not tried again
-            row = _row(n, run_worker(_spec(req, found, name, n), limits))
+            row = _row(n, _measured(_spec(req, found, name, n), limits))
             found_rows[name].append(row)
             progress(f"  [{r + 1}/{rounds}] {name} n={n:,}: {_said(row, row['status'])}")
     return found_rows
