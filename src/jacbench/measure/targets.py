@@ -322,8 +322,10 @@ class GenericTarget(_Target):
         return None
 
     def build(self, case):
-        from jacbench.problems import user
+        from jacbench.problems import batched, user
 
+        if getattr(case, "batch", 0) and not self.record.batched:  # a dense record, beside
+            return batched.dense_on_batch(self.record, case)
         jacobian = generic.build(self.record, case.f)
         theta, data, shape = case.theta, case.data, case.shape
         return lambda: user.to_numpy(jacobian(theta, data)).reshape(shape)
