@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from jacbench.advise import fit, output
+from jacbench.advise import batched, fit, output
 from jacbench.advise.run import Progress, Request, StrategyRun, finite
 from jacbench.constants import FRAMEWORK_NAMES
 
@@ -117,6 +117,7 @@ def advise(req: Request, out: Path, progress: Progress = print) -> dict[str, Any
         "inputs": found["inputs"],
         "outputs": found["outputs"],
         "rows_of_data": found.get("rows"),
+        **batched.fields(found),
         "dtype": found["dtype"],
         "sizes": sorted(set(req.sizes)),
         "target": req.at,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from jacbench.advise import fit
+from jacbench.advise import batched, fit
 from jacbench.report import formats
 from jacbench.strategies import generic
 
@@ -119,6 +119,7 @@ def summary(advice: dict[str, Any]) -> str:
     else:
         fd = f"the reference agrees with float64 finite differences to {check['fd_error']:.1e}"
     lines = [f"checked against {check['reference']} at n={advice['sizes'][0]:,}; {fd}"]
+    lines += batched.summary(advice)
     if not pick:
         lines.append(
             f"no strategy passed its checks within the {formats.size(advice['mem_cap_bytes'])} cap"
