@@ -90,30 +90,28 @@ import tensorflow as tf
 '''
 
 
-def _jax(name: str, mode: str, transform: str, doc: str) -> Generic:
-    """The record of jax.vmap over one sample's transform; doc is its docstring and
-    description."""
+def _jax(name: str, mode: str, transform: str, doc: str, description: str) -> Generic:
+    """The record of jax.vmap over one sample's transform; doc is its docstring."""
     return Generic(
         framework="jax",
         name=name,
         mode=mode,
         call=f"jax.jit(jax.vmap(jax.{transform}(single), in_axes=(0, None)))(theta, data)",
-        description=doc,
+        description=description,
         code=_JAX.format(transform=transform, doc=doc),
         compiled=True,
         batched=True,
     )
 
 
-def _torch(name: str, mode: str, transform: str, doc: str) -> Generic:
-    """The record of torch.func.vmap over one sample's transform; doc is its docstring and
-    description."""
+def _torch(name: str, mode: str, transform: str, doc: str, description: str) -> Generic:
+    """The record of torch.func.vmap over one sample's transform; doc is its docstring."""
     return Generic(
         framework="torch",
         name=name,
         mode=mode,
         call=f"torch.func.vmap(torch.func.{transform}(single), in_dims=(0, None))(theta, data)",
-        description=doc,
+        description=description,
         code=_TORCH.format(transform=transform, doc=doc),
         batched=True,
     )
@@ -138,24 +136,28 @@ RECORDS: tuple[Generic, ...] = (
         "batched-jacrev",
         "reverse",
         "jacrev",
+        "Reverse mode per sample: jax.jacrev of one sample, vmapped, compiled.",
         "Reverse mode per sample: jax.jacrev of one sample, vmapped over the batch, compiled.",
     ),
     _jax(
         "batched-jacfwd",
         "forward",
         "jacfwd",
+        "Forward mode per sample: jax.jacfwd of one sample, vmapped, compiled.",
         "Forward mode per sample: jax.jacfwd of one sample, vmapped over the batch, compiled.",
     ),
     _torch(
         "batched-jacrev",
         "reverse",
         "jacrev",
+        "Reverse mode per sample: torch.func.jacrev of one sample, vmapped.",
         "Reverse mode per sample: torch.func.jacrev of one sample, vmapped over the batch.",
     ),
     _torch(
         "batched-jacfwd",
         "forward",
         "jacfwd",
+        "Forward mode per sample: torch.func.jacfwd of one sample, vmapped.",
         "Forward mode per sample: torch.func.jacfwd of one sample, vmapped over the batch.",
     ),
     Generic(
