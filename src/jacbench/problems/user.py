@@ -171,11 +171,14 @@ def _map(tree: Any, fn) -> Any:
 
 
 def rows_of(data: Any) -> int | None:
-    """The leading dimension of data's first tensor: its rows (None without one)."""
-    for leaf in leaves(data):
-        if framework_of(leaf) and len(tuple(leaf.shape)) >= 1:
-            return int(leaf.shape[0])
-    return None
+    """The leading dimension of data's largest tensor (by entries, the first of those tied):
+    its rows, the paths or samples, not the rows of a weight matrix passed beside them (None
+    without a tensor of at least one dimension)."""
+    tensors = [x for x in leaves(data) if framework_of(x) and len(tuple(x.shape)) >= 1]
+    if not tensors:
+        return None
+    largest = max(tensors, key=lambda x: int(np.prod(tuple(x.shape))))
+    return int(largest.shape[0])
 
 
 def as_float64(tree: Any, framework: str) -> Any:

@@ -11,7 +11,8 @@ it needs and defines ``jacobian(theta, data)`` returning the framework's tensor,
 Jacobian (order 1), (d, d) for a Hessian (order 2, f returning one value). The worker runs that
 same source (``build``): what is printed is what was measured and checked.
 
-Per-row records (``per_row``) treat the leading dimension of data's first tensor as rows: every
+Per-row records (``per_row``) treat the leading dimension of data's largest tensor (by entries,
+the first of those tied; problems.user.rows_of) as rows, not a weight matrix passed beside: every
 tensor of data with that leading dimension is split by row, the rest passed whole, and f is called
 on one row at a time (kept as a batch of one), row i giving output i. They apply only when y has
 one entry per row; the advice refuses them when the per-row Jacobian differs from the full one
