@@ -325,7 +325,7 @@ class GenericTarget(_Target):
         from jacbench.problems import batched, user
 
         if getattr(case, "batch", 0) and not self.record.batched:  # a dense record, beside
-            return batched.dense_on_batch(self.record, case)
+            return batched.dense_on_batch(lambda f: generic.build(self.record, f), case)
         jacobian = generic.build(self.record, case.f)
         theta, data, shape = case.theta, case.data, case.shape
         return lambda: user.to_numpy(jacobian(theta, data)).reshape(shape)

@@ -145,13 +145,12 @@ def found(params: UserParams, derivative: np.ndarray, batch: tuple[int, int] | N
     return {"batch": None, **blocks(derivative)}
 
 
-def dense_on_batch(record, case) -> Callable[[], np.ndarray]:
+def dense_on_batch(build: Callable, case) -> Callable[[], np.ndarray]:
     """An unbatched record on a batched case: its dense Jacobian of the flattened problem, cut
-    to the diagonal blocks (what a reader who flattens the batch computes, measured beside)."""
-    from jacbench.strategies import generic
-
+    to the diagonal blocks (what a reader who flattens the batch computes, measured beside).
+    build(f) is the record's jacobian(theta, data) for a function f."""
     samples, m, d = case.shape
-    jacobian = generic.build(record, _flat(case.f, (samples, d), case.framework))
+    jacobian = build(_flat(case.f, (samples, d), case.framework))
     theta, data = reshape(case.theta, (-1,), case.framework), case.data
     index = np.arange(samples)
 
