@@ -147,7 +147,7 @@ def test_shared_weight_is_passed_whole(record):
 @pytest.mark.parametrize("record", PER_ROW, ids=_name)
 def test_per_row_splits_by_the_first_tensor_leaf(record):
     """A dict whose first leaf (by sorted key) is a Python float and whose vector of another
-    length passes whole: rows follow z, the first tensor."""
+    length passes whole: rows follow z, the first (and largest) tensor."""
     theta, z, expected = tall_case("float32")
     shift = tf.constant([1.0, 2.0, 3.0])
 

@@ -99,7 +99,7 @@ def test_tall_tuple_with_shared_weight(record):
 @pytest.mark.parametrize("record", ORDER1)
 def test_tall_dict_with_non_tensor_leaves(record):
     """Data a dict holding a float, a string and a tensor of another leading size: only z, the
-    first tensor, is split by row; the rest pass whole."""
+    first and largest tensor, is split by row; the rest pass whole."""
     theta, z = theta_for(torch.float32), normals(torch.float32)
     data = {"z": z, "scale": 2.0, "label": "paths", "shift": torch.tensor([1.0, 2.0, 3.0])}
 

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from jacbench.advise import fit, output
+from jacbench.advise import batched, fit, output
 from jacbench.advise.run import Progress, Request, StrategyRun, finite
 from jacbench.constants import FRAMEWORK_NAMES
 
@@ -217,6 +217,7 @@ def _advice(req: Request, found: dict, note: str, load_before: float | None) -> 
         "inputs": found["inputs"],
         "outputs": found["outputs"],
         "rows_of_data": found.get("rows"),
+        **batched.fields(found),
         "dtype": found["dtype"],
         "sizes": sorted(set(req.sizes)),
         "fit_from": req.fit_from,

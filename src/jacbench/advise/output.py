@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from jacbench.advise import fit
+from jacbench.advise import batched, fit
 from jacbench.report import formats
 from jacbench.strategies import generic
 
@@ -73,6 +73,8 @@ def code(advice: dict[str, Any]) -> str:
     pick = advice["pick"]
     record = generic.find(advice["framework"], pick["strategy"])
     what = "Hessian" if advice["order"] == 2 else "Jacobian"
+    if advice.get("batch"):
+        what = "per-sample Jacobians (B, m', d)"
     head = [
         f'"""The {what} of {advice["function"]}, as jacbench advise picked it: {record.name}.',
         "",
@@ -220,7 +222,8 @@ def summary(advice: dict[str, Any]) -> str:
     """The pick in a few lines, with its interval, the one-call pick where it differs, what
     --check measured, and what the run found of the function and the machine."""
     pick = advice.get("pick")
-    lines = [_fd_line(advice), *_machine_lines(advice), *boundary_lines(advice)]
+    lines = [_fd_line(advice), *batched.summary(advice), *_machine_lines(advice)]
+    lines += boundary_lines(advice)
     if not pick:
         lines.append(
             f"no strategy passed its checks within the {formats.size(advice['mem_cap_bytes'])} cap"

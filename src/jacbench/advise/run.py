@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from jacbench.advise import batched
 from jacbench.constants import TOLERANCE
 from jacbench.errors import UsageError
 from jacbench.measure.harness import Limits, default_mem_cap, run_worker
@@ -69,6 +70,7 @@ class Request:
     order: int = 1
     threads: int = field(default_factory=lambda: os.cpu_count() or 1)
     verify: bool = False  # measure the pick at the target afterwards
+    batch: bool = False  # theta (B, d) of B samples: per-sample Jacobians (advise.batched)
     # Each worker's calls: at least 3 warm calls (measure.worker), up to repeats while the
     # budget lasts. The tests ask for the fewest; a reader gets the defaults.
     repeats: int = REPEATS
@@ -98,6 +100,8 @@ class Request:
             raise UsageError("a size n must be at least 1")
         if self.timeout <= 0:
             raise UsageError(f"--timeout must be positive, got {self.timeout}")
+        if self.batch and self.order != 1:
+            raise UsageError("--batch takes per-sample Jacobians, not Hessians (--hessian)")
         if self.framework and self.framework not in generic.GENERIC_FRAMEWORKS:
             raise UsageError(
                 f"unknown framework {self.framework!r}; choose one of: "
@@ -110,7 +114,7 @@ Progress = Callable[[str], None]
 
 def _params(req: Request, n: int, dtype: str = "float32", reference: str = "") -> dict:
     return {"function": req.function, "factory": req.factory, "n": n, "order": req.order,
-            "dtype": dtype, "reference": reference}  # fmt: skip
+            "dtype": dtype, "reference": reference, "batch": req.batch}  # fmt: skip
 
 
 def _nice(n: float) -> int:
@@ -179,7 +183,7 @@ def probe(req: Request, reference: Path) -> dict[str, Any]:
 
 def chosen(req: Request, framework: str) -> list[generic.Generic]:
     """The records to measure: the framework's of the order, or those --strategies names."""
-    records = generic.all_records(framework, req.order)
+    records = batched.records(framework) if req.batch else generic.all_records(framework, req.order)
     if not req.strategies:
         return records
     by_name = {r.name: r for r in records}
@@ -258,6 +262,8 @@ def growth(record: generic.Generic, found: dict) -> float:
     """How a strategy's time grows with n at least, for deciding whether to run it: as n^2 for
     reverse mode over a function with one output per row (a pass per output, each over every
     row); as n otherwise."""
+    if found.get("batch"):  # a batched record grows with B; the dense loop over it as B^2
+        return 1.0 if record.batched else 2.0
     tall = found.get("rows") == found["outputs"]
     return 2.0 if record.mode == "reverse" and tall and record.order == 1 else 1.0
 

@@ -21,7 +21,8 @@ def add_advise(sub, add_limits) -> None:
     p = sub.add_parser(
         "advise",
         help="measure every way to take your function's Jacobian, pick one, print the code",
-        description="FUNCTION(theta, data) -> y, theta a 1-D tensor of the d inputs; "
+        description="FUNCTION(theta, data) -> y, theta a 1-D tensor of the d inputs "
+        "(with --batch, a (B, d) tensor of B samples' inputs, y led by B); "
         "FACTORY(n) -> (theta, data) at size n, the same on every call. Name each "
         "module:function or path/to/file.py:function.",
     )
@@ -39,6 +40,12 @@ def add_advise(sub, add_limits) -> None:
     p.add_argument("--strategies", help="comma-separated subset (default: every one that applies)")
     p.add_argument("--framework", help="torch, jax or tensorflow (default: read from theta)")
     p.add_argument("--hessian", action="store_true", help="the Hessian of a one-output function")
+    p.add_argument(
+        "--batch",
+        action="store_true",
+        help="theta is (B, d), B samples' inputs, y led by B, sample b's outputs from theta[b] "
+        "alone: the (B, m', d) per-sample Jacobians",
+    )
     p.add_argument("--threads", type=int, help="threads of the framework's pools (default: cores)")
     p.add_argument("--out", default="advice", help="folder for advice.json, jacobian.py (advice)")
     p.add_argument(
@@ -71,6 +78,7 @@ def _request(args: argparse.Namespace):
         strategies=tuple(_split(args.strategies)),
         framework=args.framework,
         order=2 if args.hessian else 1,
+        batch=args.batch,
         verify=args.check,
         **{k: v for k, v in options.items() if v is not None},
     )

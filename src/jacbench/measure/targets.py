@@ -322,12 +322,14 @@ class GenericTarget(_Target):
         return None
 
     def build(self, case):
-        from jacbench.problems import user
+        from jacbench.problems import batched, user
 
         theta, data, shape = case.theta, case.data, case.shape
         if self.name == generic.BASELINE:  # the function itself, as its checks call it
             call = user.fast(case.f, case.framework)
             return lambda: user.to_numpy(call(theta, data)).reshape(-1)
+        if getattr(case, "batch", 0) and not self.record.batched:  # a dense record, beside
+            return batched.dense_on_batch(lambda f: generic.build(self.record, f), case)
         jacobian = generic.build(self.record, case.f)
         return lambda: user.to_numpy(jacobian(theta, data)).reshape(shape)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from jacbench.problems import user
+from jacbench.problems import batched, user
 from jacbench.problems.user import ContractError, UserParams
 from jacbench.strategies import generic
 
@@ -155,6 +155,7 @@ def probe(params: dict) -> dict[str, Any]:
     p = UserParams(**params).validate()
     f, theta, data, framework = user.example(p)
     _check_factory(p, theta, data)
+    f, theta, batch = batched.flatten(p, f, theta, data, framework)  # --batch: theta (B, d) flat
     call = user.fast(f, framework)
     y = user.evaluate(call, theta, data)
     if not _same(y, user.evaluate(call, theta, data)):
@@ -178,8 +179,9 @@ def probe(params: dict) -> dict[str, Any]:
     bad = int(np.sum(~np.isfinite(derivative)))
     if bad:
         raise ContractError(f"the derivative has {bad} NaN or infinite entries at n={p.n}")
+    checked = batched.reference(derivative, batch)  # with --batch, the (B, m', d) blocks
     if p.reference:
-        np.save(p.reference, derivative)
+        np.save(p.reference, checked)
     record = {
         "framework": framework,
         "dtype": user.dtype_name(theta),
@@ -192,7 +194,8 @@ def probe(params: dict) -> dict[str, Any]:
         "derivative_zero": bool(not np.any(derivative)),
     }
     record["function_s"] = function_time(call, theta, data)
+    record.update(batched.found(p, derivative, batch))
     record.update(finite_differences(call, theta, data, framework, derivative, p.order))
-    if p.order == 1 and record["rows"] == m and m > 1:
+    if p.order == 1 and batch is None and record["rows"] == m and m > 1:
         record["boundary"] = boundary(call, theta, data, framework, derivative)
     return record

@@ -50,9 +50,9 @@ def value(theta: torch.Tensor, data: tuple[torch.Tensor, torch.Tensor]) -> torch
 def example(n: int, assets: int) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
     """(theta, (z, L)) for a assets and n paths; the same values on every call.
 
-    Spots are 100 + i and vols 0.15 + 0.01 i, i = 0..a-1. z comes first in data: the contract
-    splits the leaves whose leading dimension is that of data's first tensor, so z splits by
-    path and L, passed whole, never does (even when n == a).
+    Spots are 100 + i and vols 0.15 + 0.01 i, i = 0..a-1. z is data's largest tensor (n 52 a
+    entries against L's a^2): the contract splits the leaves whose leading dimension is that of
+    data's largest tensor, so z splits by path and L, passed whole, never does (even when n == a).
     """
     index = torch.arange(assets, dtype=torch.float32)
     theta = torch.cat([100.0 + index, 0.15 + 0.01 * index])

@@ -5,6 +5,11 @@ differentiate; data is anything passed through unchanged; y is a tensor of m out
 shape, read flattened. ``FACTORY(n)`` builds ``(theta, data)`` at size n and gives the same values
 on every call. Both are named ``module:function`` or ``path/to/file.py:function``.
 
+The batched contract (``advise --batch``, problems.batched): theta is a (B, d) tensor of B
+samples' inputs, y is led by B (sample b's m' outputs, any trailing shape, read flattened), and
+sample b's outputs depend on theta[b] alone; the derivative is the (B, m', d) per-sample
+Jacobians. ``FACTORY(n)`` then builds a batch of n samples.
+
 Only :func:`parse_name` and :func:`check_findable` run in the parent (they import nothing of the
 reader's); everything else runs in a worker, which imports the reader's module and with it the
 framework. The checks here raise :class:`ContractError` with one line a reader can act on.
@@ -166,11 +171,14 @@ def _map(tree: Any, fn) -> Any:
 
 
 def rows_of(data: Any) -> int | None:
-    """The leading dimension of data's first tensor: its rows (None without one)."""
-    for leaf in leaves(data):
-        if framework_of(leaf) and len(tuple(leaf.shape)) >= 1:
-            return int(leaf.shape[0])
-    return None
+    """The leading dimension of data's largest tensor (by entries, the first of those tied):
+    its rows, the paths or samples, not the rows of a weight matrix passed beside them (None
+    without a tensor of at least one dimension)."""
+    tensors = [x for x in leaves(data) if framework_of(x) and len(tuple(x.shape)) >= 1]
+    if not tensors:
+        return None
+    largest = max(tensors, key=lambda x: int(np.prod(tuple(x.shape))))
+    return int(largest.shape[0])
 
 
 def as_float64(tree: Any, framework: str) -> Any:
@@ -215,6 +223,7 @@ class UserParams:
     order: int = 1  # 1: the Jacobian; 2: the Hessian of a one-output function
     reference: str = ""  # a .npy of the reference derivative at this n, to check against
     dtype: str = "float32"  # theta's, as the probe found it (the tolerance of the checks)
+    batch: bool = False  # theta (B, d) of B samples, the derivative (B, m', d) (problems.batched)
 
     def validate(self) -> UserParams:
         parse_name(self.function, "FUNCTION")
@@ -225,6 +234,8 @@ class UserParams:
             raise UsageError(f"order is 1 (Jacobian) or 2 (Hessian), got {self.order}")
         if self.dtype not in DTYPES:
             raise UsageError(f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
+        if self.batch and self.order != 1:
+            raise UsageError("--batch takes per-sample Jacobians, not Hessians (--hessian)")
         return self
 
 
@@ -238,12 +249,15 @@ class UserCase:
     d: int = 0
     m: int = 0
     reference: np.ndarray | None = field(default=None, repr=False)
+    batch: int = 0  # B, the samples of a batched function (d and m then a sample's); 0 if not
 
     problem = "user"
 
     @property
-    def shape(self) -> tuple[int, int]:
-        """The derivative's shape: (m, d), or (d, d) for a Hessian."""
+    def shape(self) -> tuple[int, ...]:
+        """The derivative's shape: (m, d), (d, d) for a Hessian, (B, m, d) for a batch."""
+        if self.batch:
+            return (self.batch, self.m, self.d)
         return (self.d, self.d) if self.params.order == 2 else (self.m, self.d)
 
 
@@ -265,8 +279,16 @@ def example(params: UserParams) -> tuple[Any, Any, Any, str]:
             f"theta must be a torch, jax or tensorflow tensor, got a {type(theta).__name__}"
         )
     shape = tuple(theta.shape)
-    if len(shape) != 1:
-        raise ContractError(f"theta must be a 1-D tensor of the inputs, got shape {shape}")
+    if params.batch and len(shape) != 2:
+        raise ContractError(
+            f"with --batch, theta must be a 2-D tensor (B, d) of B samples' inputs, "
+            f"got shape {shape}"
+        )
+    if not params.batch and len(shape) != 1:
+        raise ContractError(
+            f"theta must be a 1-D tensor of the inputs, got shape {shape}; "
+            "for per-sample Jacobians of a batch, theta (B, d), pass --batch"
+        )
     if dtype_name(theta) not in DTYPES:
         raise ContractError(f"theta must be {' or '.join(DTYPES)}, got {dtype_name(theta)}")
     return f, theta, data, framework
@@ -311,10 +333,11 @@ def make_case(params: UserParams, device: str = "cpu") -> UserCase:
     if device != "cpu":
         raise UsageError(f"a reader's function runs on the cpu only here, not {device}")
     f, theta, data, framework = example(params)
-    d = int(theta.shape[0])
-    m = int(evaluate(f, theta, data).size)
+    batch = int(theta.shape[0]) if params.batch else 0
+    d = int(theta.shape[-1])
+    m = int(evaluate(f, theta, data).size) // max(batch, 1)
     ref = np.load(params.reference) if params.reference else None
-    return UserCase(params, f, theta, data, framework, d, m, ref)
+    return UserCase(params, f, theta, data, framework, d, m, ref, batch)
 
 
 def relative_error(result: np.ndarray, reference: np.ndarray) -> float:

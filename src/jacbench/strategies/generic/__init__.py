@@ -11,11 +11,16 @@ it needs and defines ``jacobian(theta, data)`` returning the framework's tensor,
 Jacobian (order 1), (d, d) for a Hessian (order 2, f returning one value). The worker runs that
 same source (``build``): what is printed is what was measured and checked.
 
-Per-row records (``per_row``) treat the leading dimension of data's first tensor as rows: every
+Per-row records (``per_row``) treat the leading dimension of data's largest tensor (by entries,
+the first of those tied; problems.user.rows_of) as rows, not a weight matrix passed beside: every
 tensor of data with that leading dimension is split by row, the rest passed whole, and f is called
 on one row at a time (kept as a batch of one), row i giving output i. They apply only when y has
 one entry per row; the advice refuses them when the per-row Jacobian differs from the full one
 (the rows are coupled: a batch mean, a control variate, a normalisation).
+
+Batched records (``batched``, strategies.generic.batched) take the per-sample Jacobians of a
+function of a batch, theta (B, d) and y led by B, and return the (B, m', d) diagonal blocks. They
+are listed only where asked for (``batched=True``); every other listing leaves them out.
 
 Importing this module never imports a framework: records hold source text.
 """
@@ -44,26 +49,41 @@ __all__ = [
 
 
 def _records() -> tuple[Generic, ...]:
-    from jacbench.strategies.generic import jax_records, tensorflow_records, torch_records
+    from jacbench.strategies.generic import (
+        batched,
+        jax_records,
+        tensorflow_records,
+        torch_records,
+    )
 
-    return (*torch_records.RECORDS, *jax_records.RECORDS, *tensorflow_records.RECORDS)
+    return (
+        *torch_records.RECORDS,
+        *jax_records.RECORDS,
+        *tensorflow_records.RECORDS,
+        *batched.RECORDS,
+    )
 
 
-def all_records(framework: str | None = None, order: int | None = None) -> list[Generic]:
-    """Every generic record, of a framework and an order where given."""
+def all_records(
+    framework: str | None = None, order: int | None = None, batched: bool | None = False
+) -> list[Generic]:
+    """Every generic record, of a framework and an order where given: the unbatched ones, the
+    batched ones (batched=True), or both (None)."""
     return [
         r
         for r in _records()
-        if (framework is None or r.framework == framework) and (order is None or r.order == order)
+        if (framework is None or r.framework == framework)
+        and (order is None or r.order == order)
+        and (batched is None or r.batched == batched)
     ]
 
 
 def get(framework: str, name: str, order: int = 1) -> Generic:
     """The record; UsageError naming the choices for an unknown one."""
-    for r in all_records(framework, order):
+    for r in all_records(framework, order, batched=None):
         if r.name == name:
             return r
-    valid = ", ".join(r.name for r in all_records(framework, order))
+    valid = ", ".join(r.name for r in all_records(framework, order, batched=None))
     what = "Hessian method" if order == 2 else "strategy"
     raise UsageError(f"unknown {what} {name!r} for {framework}; choose one of: {valid}")
 
@@ -86,10 +106,10 @@ def find(framework: str, name: str) -> Generic:
     function itself (BASELINE)."""
     if name == BASELINE:
         return baseline(framework)
-    for r in all_records(framework):
+    for r in all_records(framework, batched=None):
         if r.name == name:
             return r
-    valid = ", ".join(r.name for r in all_records(framework))
+    valid = ", ".join(r.name for r in all_records(framework, batched=None))
     raise UsageError(f"unknown strategy {name!r} for {framework}; choose one of: {valid}")
 
 

@@ -79,9 +79,9 @@ import jax.numpy as jnp
 
 
 def _split(data):
-    """True for each leaf of data split by row: led by the first array's rows."""
+    """True for each leaf of data split by row: led by the largest array's rows."""
     arrays = [x for x in jax.tree_util.tree_leaves(data) if jnp.ndim(x) >= 1]
-    rows = jnp.shape(arrays[0])[0]
+    rows = jnp.shape(max(arrays, key=jnp.size))[0]
     return jax.tree_util.tree_map(
         lambda x: jnp.ndim(x) >= 1 and jnp.shape(x)[0] == rows, data
     )

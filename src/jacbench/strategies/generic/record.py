@@ -27,6 +27,10 @@ class Generic:
     # Its framework's eager forward mode ("forward") or eager per-row gradient ("pathwise"),
     # the pair "Your function" compares as inputs grow; "" for the rest.
     answer: str = ""
+    # A per-sample Jacobian of a batched function (advise --batch): theta (B, d), y led by B,
+    # jacobian(theta, data) returning the (B, m', d) diagonal blocks. Run on batched requests
+    # only; the others never run on one but the plain reverse loop, for comparison.
+    batched: bool = False
 
     @property
     def key(self) -> str:

@@ -80,7 +80,9 @@ import tensorflow as tf
 {decorator}def jacobian(theta, data):
     """Per-row Jacobian: one tape.gradient of the sum, theta per row{doc}."""
     leaves = tf.nest.flatten(data)
-    rows = next(x for x in leaves if tf.is_tensor(x)).shape[0]
+    # The rows: the leading dimension of data's largest tensor.
+    tensors = [x for x in leaves if tf.is_tensor(x) and x.shape.rank >= 1]
+    rows = max(tensors, key=lambda x: x.shape.num_elements()).shape[0]
     split = [tf.is_tensor(x) and x.ndim >= 1 and x.shape[0] == rows for x in leaves]
     thetas = tf.tile(theta[None], [rows, 1])  # one copy of theta per row
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from jacbench.strategies.generic.record import Generic
 
-# The per-row pieces: data's first tensor sets the rows R; every tensor leaf with R leading
+# The per-row pieces: data's largest tensor sets the rows R; every tensor leaf with R leading
 # rows is split (each row given back as a batch of one), every other leaf passed whole.
 _ROW_HEADER = """\
 import torch
@@ -26,7 +26,9 @@ def _one_row(theta, leaves, spec, split):
 def _per_row(theta, data):
     \"\"\"(R, d): the gradient of each row's output, vmapped over the rows.\"\"\"
     leaves, spec = tree_flatten(data)
-    rows = next(x.shape[0] for x in leaves if isinstance(x, torch.Tensor))
+    tensors = [x for x in leaves if isinstance(x, torch.Tensor) and x.ndim >= 1]
+    sizes = [x.numel() for x in tensors]
+    rows = tensors[sizes.index(max(sizes))].shape[0]  # the largest tensor's rows
     split = [
         isinstance(x, torch.Tensor) and x.ndim >= 1 and x.shape[0] == rows
         for x in leaves
