@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -35,21 +36,27 @@ def _sqrt_positive(v):
 
 
 def value(theta, data):
-    """S_T per path, shape (n,); theta = (S0, v0, kappa, theta_v, xi), data normals (n, M, 2)."""
+    """S_T per path, shape (n,); theta = (S0, v0, kappa, theta_v, xi), data normals (n, M, 2).
+
+    The steps are a jax.lax.scan: jit compiles one step, where a Python loop would unroll all
+    52 copies of it into the graph (and differentiating that under vmap took minutes)."""
     spot0, var0, kappa, long_var, xi = theta[0], theta[1], theta[2], theta[3], theta[4]
     n, steps = data.shape[0], data.shape[1]
     dt = MATURITY / steps
-    spot = jnp.broadcast_to(spot0, (n,))
-    var = jnp.broadcast_to(var0, (n,))
     # Python floats, not numpy's: they keep the arrays' float32 when x64 is on (numpy's
     # float64 scalars would promote the whole simulation to float64).
     mix = math.sqrt(1.0 - RHO**2)
-    for t in range(steps):
-        z1, z2 = data[:, t, 0], data[:, t, 1]
+
+    def step(state, z):
+        spot, var = state
         var_plus = jnp.maximum(var, 0.0)
         root = _sqrt_positive(var) * math.sqrt(dt)  # sqrt(v_plus dt)
-        spot = spot * jnp.exp((RATE - 0.5 * var_plus) * dt + root * z1)
-        var = var + kappa * (long_var - var_plus) * dt + xi * root * (RHO * z1 + mix * z2)
+        spot = spot * jnp.exp((RATE - 0.5 * var_plus) * dt + root * z[:, 0])
+        var = var + kappa * (long_var - var_plus) * dt + xi * root * (RHO * z[:, 0] + mix * z[:, 1])
+        return (spot, var), None
+
+    start = (jnp.broadcast_to(spot0, (n,)), jnp.broadcast_to(var0, (n,)))
+    (spot, _), _ = jax.lax.scan(step, start, jnp.swapaxes(data, 0, 1))
     return spot
 
 
