@@ -323,6 +323,74 @@ def test_measured_again_the_pick_follows_the_workers_medians():
     assert failed["strategy"] == "b" and "a" not in failed["strategies"]
 
 
+def test_a_strategy_too_slow_for_the_next_size_is_not_run():
+    from jacbench.advise.run import _too_slow
+
+    rows = [{"n": 1000, "status": "ok", "warm_median_s": 2.0, "cold_s": 3.0}]
+    # Growing as n, 4 calls of 20 s and a first call of 3 s: 83 s, within 120 s.
+    assert _too_slow(rows, 10_000, timeout=120) is None
+    # Growing as n^2 (reverse mode over one output per row), 4 calls of 200 s: past it.
+    why = _too_slow(rows, 10_000, timeout=120, growth=2.0)
+    assert "n^2" in why and "past the 120 s limit" in why
+    assert _too_slow([{"n": 1000, "status": "error"}], 10_000, timeout=1) is None
+
+
+def test_a_framework_that_cannot_allocate_is_a_memory_failure():
+    from jacbench.advise.run import _status
+
+    row = {"n": 5000, "status": "error", "message": "RESOURCE_EXHAUSTED: Out of memory\nmore"}
+    assert _status(row, 1e-4) == ("memory-cap", "at n=5,000: RESOURCE_EXHAUSTED: Out of memory")
+    assert _status({"n": 5, "status": "error", "message": "ValueError: x"}, 1e-4)[0] == "error"
+    wrong = {"n": 5, "status": "ok", "max_rel_error": 1e-2}
+    assert _status(wrong, 1e-4)[0] == "wrong"
+
+
+def _written_advice(overhead: bool = False) -> dict:
+    """An advice as advise writes it, by hand: two strategies at two sizes, the function."""
+
+    def row(n, t):
+        return {"n": n, "status": "ok", "warm_median_s": t, "warm_min_s": t * 0.9,
+                "warm_max_s": t * 1.1, "cold_s": 2 * t, "peak_bytes": 2**20 * n // 1000,
+                "evaluations": t / (n * 1e-7)}  # fmt: skip
+
+    def strategy(name, t):
+        return {"name": name, "mode": "forward", "status": "ok", "reason": "",
+                "rows": [row(1000, t), row(10_000, 10 * t)], "predicted_s": 100 * t,
+                "predicted_interval_s": [50 * t, 200 * t], "predicted_cold_s": 4 * t,
+                "predicted_peak_bytes": 2**27, "exponent": 1.0, "exponent_interval": [0.9, 1.1],
+                "flags": []}  # fmt: skip
+
+    pick = {"strategy": "fast", "tied": [], "predicted_s": 0.1, "predicted_peak_bytes": 2**27,
+            "why": "fastest predicted warm call", "one_call": "fast", "one_call_tied": [],
+            "one_call_differs": False, "basis": "predicted"}  # fmt: skip
+    if overhead:
+        pick["overhead"] = True
+    return {"sizes": [1000, 10_000], "target": 100_000, "strategies": [strategy("fast", 1e-3),
+            strategy("slow", 1e-2)], "pick": pick, "rule": {"floor_s": 1e-3},
+            "baseline": {"status": "ok", "rows": [{"n": 1000, "status": "ok",
+                         "warm_median_s": 1e-4}, {"n": 10_000, "status": "ok",
+                         "warm_median_s": 1e-3}]},
+            "check": {"reference": "functional-loop", "fd_status": "ok", "fd_error": 1e-8,
+                      "fd_agree": 1.0}, "mem_cap_bytes": 2**33}  # fmt: skip
+
+
+def test_the_printed_table_and_summary_say_what_was_decided():
+    advice = _written_advice()
+    table = advise.output.table(advice).splitlines()
+    head = table[0].split()
+    assert head[:5] == ["strategy", "mode", "status", "n=1,000", "n=10,000"]
+    assert table[2].startswith("the function itself") and "1.0 ms" in table[2]
+    fast = next(line for line in table if line.startswith("fast"))
+    assert fast.endswith("<- pick") and "100.0 ms (50.0 ms–200.0 ms)" in fast
+    assert "1.00 (0.90–1.10)" in fast and " 10 " in fast  # 10 ms over the function's 1 ms
+    summary = advise.output.summary(advice)
+    assert "pick at n=100,000: fast, predicted 100.0 ms (50.0 ms–200.0 ms)" in summary
+    assert "overhead" not in summary
+    assert "overhead, and the prediction is a lower bound" in advise.output.summary(
+        _written_advice(overhead=True)
+    )
+
+
 def test_sizes_grow_until_the_function_takes_the_floor():
     from jacbench.advise.run import auto_sizes
 
@@ -737,3 +805,26 @@ def test_book_renders_the_chapter_for_a_readers_advice(tall, tmp_path):
     assert "mine.py:lognormal" in html
     assert tall["pick"]["strategy"] in html
     assert "Traceback" not in html
+
+
+# --- the committed advice, fitted again by this version ---------------------------------------
+
+REFERENCE_ADVICE = Path(__file__).resolve().parents[1] / "book/reference/advice"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in REFERENCE_ADVICE.iterdir() if p.is_dir()))
+def test_the_committed_advice_refits_to_its_own_picks(name):
+    # What the book shows is what this version decides from the same rows: the same pick, the
+    # same ties, the same one-call pick, the same predictions and intervals, the same re-pick
+    # from --check's measurements.
+    committed = advise.load(REFERENCE_ADVICE / name)
+    again = advise.refit(committed)
+    for key in ("strategy", "tied", "one_call", "basis"):
+        assert again["pick"][key] == committed["pick"][key], key
+    assert again["pick"]["predicted_s"] == pytest.approx(committed["pick"]["predicted_s"])
+    for old, new in zip(committed["strategies"], again["strategies"], strict=True):
+        assert new["status"] == old["status"] and new.get("flags") == old.get("flags")
+        if old["predicted_s"] is not None:
+            assert new["predicted_interval_s"] == pytest.approx(old["predicted_interval_s"])
+    if "checked" in committed["pick"]:
+        assert again["pick"]["checked"]["strategy"] == committed["pick"]["checked"]["strategy"]

@@ -86,6 +86,21 @@ def test_overtaking_needs_to_stay_ahead(tmp_path):
     assert ser.overtakes("per-row", "jacfwd") == 8  # ahead at 2, tied at 4: from 8 on
 
 
+def test_ahead_needs_the_calls_apart_not_only_the_medians(tmp_path):
+    # At 4 inputs per-row's median (1.2) is under jacfwd's (2.0), but its slowest call (2.5)
+    # reaches past jacfwd's fastest (1.8): the rule calls them tied there, so per-row is
+    # ahead only from 8 inputs.
+    folder = _write(tmp_path / "basket-2", 4, 2.0, 1.2)
+    _write(tmp_path / "basket-4", 8, 4.0, 1.3)
+    raw = json.loads((folder / "advice.json").read_text())
+    raw["strategies"][1]["rows"][-1]["warm_max_s"] = 2.5
+    raw["strategies"][0]["rows"][-1]["warm_min_s"] = 1.8
+    (folder / "advice.json").write_text(json.dumps(raw))
+    ser = yours.series(tmp_path)
+    assert not ser.ahead("per-row", "jacfwd", 4) and ser.ahead("per-row", "jacfwd", 8)
+    assert ser.overtakes("per-row", "jacfwd") == 8
+
+
 def test_advice_sorts_strategies_by_outcome(tmp_path):
     adv = yours.advice(_write(tmp_path / "one", 2, 1.0, 2.0, coupled=True))
     assert adv.passed == ("jacfwd",) and adv.refused == ("per-row",)

@@ -10,6 +10,13 @@ from jacbench.advise import batched, fit
 from jacbench.report import formats
 from jacbench.strategies import generic
 
+# The printed code's warning where the probe found the function jumps (a barrier, a digital).
+JUMPS_WARNING = (
+    "",
+    "Not for a price's Greeks: the function jumps, and averaged over rows this Jacobian misses",
+    "the boundary term of the paths that cross the jump (jacbench advise's bump and reprice",
+    "differed beyond its standard error). Smooth the payoff, or bump and reprice the price.",
+)
 # An interval wider than this factor (or an exponent's wider than its log) says nothing usable.
 WIDE = 100.0
 
@@ -80,6 +87,7 @@ def code(advice: dict[str, Any]) -> str:
         "",
         f"At n = {advice['target']:,} it predicted {formats.time(pick['predicted_s'])} a call "
         f"and {formats.size(pick['predicted_peak_bytes'])} of peak memory.",
+        *JUMPS_WARNING * bool((advice.get("boundary") or {}).get("jumps")),
         '"""',
         "",
         *import_line(advice["function"]),

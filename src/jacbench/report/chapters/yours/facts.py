@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from jacbench.constants import FRAMEWORK_NAMES
+from jacbench.report import margins
 
 ADVICE = "advice.json"
 # The reference advice, committed beside the reference dataset: the basket's series (one folder
@@ -46,8 +47,22 @@ class Advice:
     pick: dict | None = field(repr=False)
     fd_error: float | None
     fd_agree: float | None  # the share of outputs whose derivative agreed with differences
-    margin: float  # the warm margin the pick's ties were read with
     code: str = field(repr=False)
+    baseline: dict | None = field(default=None, repr=False)  # the function itself, per size
+    boundary: dict | None = field(default=None, repr=False)  # the probe's bump and reprice
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """The pick's 95% prediction interval at the target (None where it has none)."""
+        low, high = (self.pick or {}).get("predicted_interval_s") or (None, None)
+        return None if low is None or high is None else (low, high)
+
+    def function_time(self, n: int | None = None) -> float | None:
+        """The function's own warm call at n (the largest size where None)."""
+        n = max(self.sizes) if n is None else n
+        rows = (self.baseline or {}).get("rows", [])
+        row = next((r for r in rows if r["n"] == n and r["status"] == "ok"), None)
+        return row["warm_median_s"] if row else None
 
     @property
     def name(self) -> str:
@@ -89,11 +104,27 @@ class Advice:
         found = (self.pick or {}).get("measured")
         return found if found and found.get("status") == "ok" else None
 
-    def warm(self, name: str, n: int | None = None) -> float | None:
-        """A strategy's measured warm median at n (the largest size where None)."""
+    def row(self, name: str, n: int | None = None) -> dict | None:
+        """A strategy's measured row at n (the largest size where None), if it passed there."""
         n = max(self.sizes) if n is None else n
         row = next((r for r in self.strategy(name)["rows"] if r["n"] == n), None)
-        return row["warm_median_s"] if row and row["status"] == "ok" else None
+        return row if row and row["status"] == "ok" else None
+
+    def warm(self, name: str, n: int | None = None) -> float | None:
+        """A strategy's measured warm median at n (the largest size where None)."""
+        row = self.row(name, n)
+        return row["warm_median_s"] if row else None
+
+    def ahead(self, first: str, second: str, n: int | None = None) -> bool:
+        """Whether first's warm calls at n rank ahead of second's by the book's rule on this
+        run's own spreads (report.margins.ranks, margin 1: each median between its fastest
+        and slowest call, and the two ranges apart)."""
+        a, b = self.row(first, n), self.row(second, n)
+        if a is None or b is None:
+            return False
+        spread = [margins.Spread(r["warm_median_s"], r["warm_min_s"], r["warm_max_s"],
+                                 r["warm_median_s"]) for r in (a, b)]  # fmt: skip
+        return margins.ranks(spread[0], spread[1], 1.0)
 
     def fastest_measured(self, n: int | None = None) -> tuple[str, float] | None:
         """The passed strategy fastest at n (the largest size where None), and its time."""
@@ -117,8 +148,9 @@ def advice(path: str | Path) -> Advice:
         pick=raw.get("pick"),
         fd_error=check.get("fd_error") if check.get("fd_status") == "ok" else None,
         fd_agree=check.get("fd_agree") if check.get("fd_status") == "ok" else None,
-        margin=(raw.get("margins") or {}).get("warm", 1.15),
         code=raw.get("code", ""),
+        baseline=raw.get("baseline"),
+        boundary=raw.get("boundary"),
     )
 
 
@@ -163,12 +195,11 @@ class Series:
         return None if ts is None or tf is None else ts / tf
 
     def ahead(self, first: str, second: str, inputs: int) -> bool:
-        """Whether first is faster than second beyond the run's margin, at that many inputs."""
-        k = self.ratio(second, first, inputs)
-        return k is not None and k > self.at(inputs).margin
+        """Whether first ranks ahead of second at n by the rule, at that many inputs."""
+        return self.at(inputs).ahead(first, second, self.n)
 
     def overtakes(self, first: str, second: str) -> int | None:
-        """The fewest inputs from which first stays ahead of second beyond the margin."""
+        """The fewest inputs from which first stays ahead of second by the rule."""
         found = None
         for inputs in sorted(self.inputs, reverse=True):
             if not self.ahead(first, second, inputs):

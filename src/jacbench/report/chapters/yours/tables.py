@@ -74,22 +74,48 @@ def registry(frameworks: tuple[str, ...] = ("torch", "jax", "tensorflow")) -> pd
 
 
 def check(adv: Advice) -> pd.DataFrame:
-    """The pick at the target: what was predicted, what was measured there, and their ratio."""
+    """The pick at the target: what was predicted (with its 95% interval), what was measured
+    there, and their ratio."""
     m = adv.measured_at_target
     p = adv.pick
+    interval = adv.interval
     return pd.DataFrame(
         [
             {
                 "at n = " + f"{m['n']:,}": "warm call",
                 "predicted": formats.time(p["predicted_s"]),
+                "95% interval": "–"
+                if interval is None
+                else f"{formats.time(interval[0])} to {formats.time(interval[1])}",
                 "measured": formats.time(m["warm_median_s"]),
                 "predicted / measured": f"{m['time_ratio']:.2f}",
             },
             {
                 "at n = " + f"{m['n']:,}": "peak beyond the inputs",
                 "predicted": formats.size(p["predicted_peak_bytes"]),
+                "95% interval": "–",
                 "measured": formats.size(m["peak_bytes"]),
                 "predicted / measured": f"{m['peak_ratio']:.2f}",
             },
+        ]
+    )
+
+
+def checked(adv: Advice) -> pd.DataFrame:
+    """What --check measured at the target: each strategy's median over its workers, the
+    fastest and slowest of them, and which the advice picked from that."""
+    found = (adv.pick or {}).get("checked") or {}
+    rows = sorted(found.get("strategies", {}).items(), key=lambda kv: kv[1]["median_s"])
+    return pd.DataFrame(
+        [
+            {
+                "strategy": name,
+                "predicted": formats.time(adv.strategy(name)["predicted_s"]),
+                "measured (median of workers)": formats.time(v["median_s"]),
+                "fastest to slowest worker": f"{formats.time(v['low_s'])} to "
+                f"{formats.time(v['high_s'])}",
+                "": "pick" if name == adv.picked else ("tied" if name in adv.tied else ""),
+            }
+            for name, v in rows
         ]
     )
