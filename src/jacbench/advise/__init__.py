@@ -161,7 +161,8 @@ def advise(req: Request, out: Path, progress: Progress = print) -> dict[str, Any
     from jacbench.report.margins import FLOOR_S
 
     req.check()
-    load_before = running.load_average()
+    load = running.Load()
+    load.sample(1.0)  # before anything of the advice's runs
     scratch = running.fresh_reference_dir()
     reference = scratch / "reference.npy"
     note = ""
@@ -186,29 +187,24 @@ def advise(req: Request, out: Path, progress: Progress = print) -> dict[str, Any
             + ", ".join(f"{n:,}" for n in fitted)
             + (f" (checked at n={req.first:,})" if req.first not in fitted else "")
         )
-        runs, baseline = running.measure(req, found, reference, progress, journal)
-        advice = _advice(req, found, note, load_before)
+        runs, baseline = running.measure(req, found, reference, progress, journal, load)
+        advice = _advice(req, found, note)
         advice.update(decide(req, runs, found["framework"], baseline))
         if req.verify and advice["pick"]:
-            rows = running.verify(req, found, _check_names(advice), progress)
+            rows = running.verify(req, found, _check_names(advice), progress, load=load)
             recheck(advice, rows)
     finally:
         running.cleanup(scratch)
-    advice["load"]["after"] = running.load_average()
+    advice["load"] = load.record()
     advice["code"] = output.code(advice) if advice["pick"] else ""
     write(advice, out)
     return advice
 
 
-# The machine counts as busy where the load before the run exceeded this share of its cores.
-BUSY = 0.5
-
-
-def _advice(req: Request, found: dict, note: str, load_before: float | None) -> dict[str, Any]:
+def _advice(req: Request, found: dict, note: str) -> dict[str, Any]:
     """What advice.json says of the request, the function and the machine."""
     from jacbench.measure import environment
 
-    cores = os.cpu_count() or 1
     return {
         "function": req.function,
         "factory": req.factory,
@@ -230,11 +226,6 @@ def _advice(req: Request, found: dict, note: str, load_before: float | None) -> 
         "check": {k: found.get(k) for k in CHECK},
         "function_s": found.get("function_s"),
         "boundary": found.get("boundary"),
-        "load": {
-            "before": load_before,
-            "cores": cores,
-            "busy": load_before is not None and load_before > BUSY * cores,
-        },  # fmt: skip
         "environment": environment.environment(),
         "cwd": os.getcwd(),
     }

@@ -192,10 +192,16 @@ def _fd_line(advice: dict[str, Any]) -> str:
 def _machine_lines(advice: dict[str, Any]) -> list[str]:
     lines = []
     load = advice.get("load") or {}
-    if load.get("busy"):
+    if load.get("busy") and load.get("during_mean") is not None:
         lines.append(
-            f"the machine was busy when this began (load {load['before']:.1f} on "
-            f"{load['cores']} cores): times are slower and noisier than on a quiet machine"
+            f"the machine was busy: other processes kept {load['during_mean']:.1f} of its "
+            f"{load['cores']} cores busy on average between the workers (at most "
+            f"{load['during_max']:.1f}); times are slower and noisier than on a quiet machine"
+        )
+    elif load.get("busy"):  # an advice of the first version: the minute's load average before
+        lines.append(
+            f"the machine's load average was {load['before']:.1f} on {load['cores']} cores as "
+            "this began (its own earlier work included): times may be slower and noisier"
         )
     if advice.get("sizes_note"):
         lines.append(f"sizes: {advice['sizes_note']}")

@@ -25,6 +25,8 @@ HESTON_TARGET = 1_000_000
 # The baskets' numbers of assets, one factory each in problems.basket (written here: importing
 # that module imports torch, which the parent of the workers never does).
 ASSETS = (1, 2, 4, 8, 16)
+
+
 def runs() -> dict[str, Request]:
     """Each reference advice by its folder's name."""
     found = {

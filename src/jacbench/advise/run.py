@@ -41,6 +41,10 @@ POINTS = 4
 BUDGET_CALLS = 200
 # The name a worker measures the function itself under (a call of f, no derivative).
 BASELINE = "function"
+# The machine's load: each sample lasts this long; a run is busy where other processes kept
+# more than this many cores busy on average.
+LOAD_SAMPLE_S = 0.2
+BUSY_CORES = 0.5
 # --check: the strategies measured again at the target, each in this many workers, interleaved.
 CHECK_TOP = 3
 CHECK_ROUNDS = 3
@@ -154,12 +158,29 @@ def auto_sizes(start: int, function_s: float, timeout: float, floor: float,
     return tuple(sizes), "; ".join(notes)
 
 
-def load_average() -> float | None:
-    """The machine's load over the last minute (None where the system does not say)."""
-    try:
-        return float(os.getloadavg()[0])
-    except (OSError, AttributeError):
-        return None
+@dataclass
+class Load:
+    """How many cores other processes keep busy, sampled before the run and before each worker,
+    while none of the advice's workers runs and its parent waits: the machine's load without
+    the advice's own."""
+
+    samples: list[float] = field(default_factory=list)
+
+    def sample(self, seconds: float | None = None) -> None:
+        import psutil
+
+        wait = LOAD_SAMPLE_S if seconds is None else seconds
+        self.samples.append(psutil.cpu_percent(interval=wait) / 100 * (os.cpu_count() or 1))
+
+    def record(self) -> dict[str, Any]:
+        """advice.json's load: cores busy before, on average and at most during; busy when
+        other processes kept more than BUSY_CORES busy on average."""
+        during = self.samples[1:] or self.samples
+        mean = float(np.mean(during)) if during else None
+        return {"cores": os.cpu_count() or 1, "before": self.samples[0] if self.samples else None,
+                "during_mean": mean, "during_max": max(during) if during else None,
+                "samples": len(self.samples),
+                "busy": mean is not None and mean > BUSY_CORES}  # fmt: skip
 
 
 def probe(req: Request, reference: Path) -> dict[str, Any]:
@@ -295,11 +316,13 @@ def _refuse_coupled(runs: list[StrategyRun]) -> None:
             )
 
 
-def _measured(spec: dict, limits: Limits) -> dict:
+def _measured(spec: dict, limits: Limits, load: Load | None = None) -> dict:
     """One worker's record. Every row is timed in its own process and compared with rows of
     other processes, so glibc runs with its two thresholds fixed (measure.heap.STEADY): left
     to adjust them, it returns a call's freed arrays to the kernel in one process and keeps
     them in the next, and a comparison would measure that, not the strategies."""
+    if load is not None:
+        load.sample()
     return run_worker(spec, limits, steady=True)
 
 
@@ -310,7 +333,8 @@ def _journal(journal: Path | None, name: str, row: dict) -> None:
 
 
 def measure(req: Request, found: dict, reference: Path, progress: Progress,
-            journal: Path | None = None) -> tuple[list[StrategyRun], StrategyRun]:  # fmt: skip
+            journal: Path | None = None,
+            load: Load | None = None) -> tuple[list[StrategyRun], StrategyRun]:  # fmt: skip
     """Every chosen strategy at every size, smallest first, each in its own worker; and the
     function itself at each size (the baseline its rows are read against)."""
     runs = [StrategyRun(r) for r in chosen(req, found["framework"])]
@@ -325,7 +349,7 @@ def measure(req: Request, found: dict, reference: Path, progress: Progress,
     total = sum(r.status == "ok" for r in runs) * len(sizes)
     done = 0
     for i, n in enumerate(sizes):
-        row = _row(n, _measured(_spec(req, found, BASELINE, n), limits))
+        row = _row(n, _measured(_spec(req, found, BASELINE, n), limits, load))
         function.rows.append(row)
         _journal(journal, BASELINE, row)
         progress(f"the function itself n={n:,}: {_said(row, row['status'])}")
@@ -339,7 +363,7 @@ def measure(req: Request, found: dict, reference: Path, progress: Progress,
                 progress(f"[{done}/{total}] {run.record.name} n={n:,}: not run (too slow)")
                 continue
             spec = _spec(req, found, run.record.name, n, str(reference) if i == 0 else "")
-            row = _row(n, _measured(spec, limits))
+            row = _row(n, _measured(spec, limits, load))
             run.rows.append(row)
             run.status, run.reason = _status(row, tolerance)
             _journal(journal, run.record.name, row)
@@ -361,7 +385,8 @@ def _spec(req: Request, found: dict, name: str, n: int, reference: str = "") -> 
 
 
 def verify(req: Request, found: dict, names: list[str], progress: Progress,
-           rounds: int = CHECK_ROUNDS) -> dict[str, list[dict]]:  # fmt: skip
+           rounds: int = CHECK_ROUNDS,
+           load: Load | None = None) -> dict[str, list[dict]]:  # fmt: skip
     """The strategies named measured at the target, each in rounds workers, interleaved (one
     of each, in turn, then again, the order rotated each round), so that a disturbance of the
     machine falls on them alike: each one's rows."""
@@ -374,7 +399,7 @@ def verify(req: Request, found: dict, names: list[str], progress: Progress,
         for name in order:
             if found_rows[name] and found_rows[name][-1]["status"] != "ok":
                 continue  # failed once at the target: not tried again
-            row = _row(n, _measured(_spec(req, found, name, n), limits))
+            row = _row(n, _measured(_spec(req, found, name, n), limits, load))
             found_rows[name].append(row)
             progress(f"  [{r + 1}/{rounds}] {name} n={n:,}: {_said(row, row['status'])}")
     return found_rows
