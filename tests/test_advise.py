@@ -402,7 +402,9 @@ def test_sizes_grow_until_the_function_takes_the_floor():
     assert sizes[0] == 1000 and sizes[-1] == 100_000 and len(sizes) == 5
     # The budget (120 s / 200 a call) stops the sizes where the function takes 0.6 s, and says so.
     sizes, note = auto_sizes(1000, 0.1, timeout=120, floor=1e-3, target=10**7)
-    assert sizes[-1] == 6000 and "6,000" in note
+    assert sizes[-1] == 6000 and "stop at 6,000" in note
+    # A function of 2 s at 1,000: the sizes end below it, at 300 (0.6 s a call).
+    assert auto_sizes(1000, 2.0, timeout=120, floor=1e-3)[0] == (30, 65, 140, 300)
     sizes, note = auto_sizes(1000, 1e-6, timeout=0.2, floor=1e-3)
     assert "floor" in note
 

@@ -141,17 +141,16 @@ def auto_sizes(start: int, function_s: float, timeout: float, floor: float,
     smallest = max(start, floor / per_n)
     largest = max(10 * smallest, (target or 0) / 10)
     notes = []
-    if largest > budget:
-        largest = max(budget, start)
+    if largest > budget:  # a slow function: the sizes end where a call takes the budget
+        largest = max(budget, 1.0)
         smallest = min(smallest, largest / 10)
+        notes.append(
+            f"the sizes stop at {_nice(largest):,}, where one call of the function would take "
+            f"the budget of {timeout / BUDGET_CALLS:.2g} s (--timeout over {BUDGET_CALLS})"
+        )
         if smallest < floor / per_n:
-            notes.append(
-                f"the function's own call reaches the {floor * 1e3:g} ms floor only past the "
-                f"budget of {timeout / BUDGET_CALLS:.2g} s a call"
-            )
-        elif target and largest < target / 10:
-            notes.append(f"the largest size within the budget is {_nice(largest):,}")
-    smallest = max(smallest, start)
+            notes.append(f"its own call reaches the {floor * 1e3:g} ms floor only past that")
+    smallest = max(smallest, 1.0)
     largest = max(largest, smallest)
     points = POINTS + (largest > 20 * smallest)
     sizes = sorted({_nice(x) for x in np.geomspace(smallest, largest, points)})
@@ -362,13 +361,14 @@ def measure(req: Request, found: dict, reference: Path, progress: Progress,
                 run.status, run.reason = "timeout", why
                 progress(f"[{done}/{total}] {run.record.name} n={n:,}: not run (too slow)")
                 continue
-            spec = _spec(req, found, run.record.name, n, str(reference) if i == 0 else "")
+            checked = n == req.first  # the probe's size: where its reference was saved
+            spec = _spec(req, found, run.record.name, n, str(reference) if checked else "")
             row = _row(n, _measured(spec, limits, load))
             run.rows.append(row)
             run.status, run.reason = _status(row, tolerance)
             _journal(journal, run.record.name, row)
             progress(f"[{done}/{total}] {run.record.name} n={n:,}: {_said(row, run.status)}")
-        if i == 0:
+        if n == req.first:
             _refuse_coupled(runs)
     return runs, function
 
