@@ -249,6 +249,26 @@ def test_a_flagged_prediction_makes_the_pick_from_the_largest_size_measured():
     assert fit.pick(tiny, mem_cap=1e9, floor=1e-5).tied == ()
 
 
+def test_a_disturbance_both_felt_does_not_tie_two_strategies_apart():
+    # b takes 3x a's time at every size, but each size was disturbed alike (x1, x1.6, x0.7,
+    # x1.4): each fit alone has intervals that meet at 10x the data; their quotient does not
+    # move, and its interval (paired) starts far above 1.
+    ns = [10_000, 22_000, 46_000, 100_000]
+    disturbed = [1.0, 1.6, 0.7, 1.4]
+
+    def rows(scale):
+        return [{"n": n, "warm_median_s": scale * n * 1e-7 * d, "warm_min_s": scale * n * 1e-7 * d,
+                 "warm_max_s": scale * n * 1e-7 * d * 1.02, "cold_s": 1.0, "peak_bytes": 2**22}
+                for n, d in zip(ns, disturbed, strict=True)]  # fmt: skip
+
+    a, b = fit.predict("a", rows(1.0), 10**6, 1e-3), fit.predict("b", rows(3.0), 10**6, 1e-3)
+    assert a.high_s > b.low_s  # alone, their intervals meet
+    quotient, low, high = fit.paired(a, b, 10**6)
+    assert quotient == pytest.approx(3.0) and low > 2.9 and high < 3.1
+    assert fit.pick([a, b], 1e9, 1e-3, target=10**6).tied == ()
+    assert fit.pick([a, b], 1e9, 1e-3).tied == ("b",)  # unpaired: a tie
+
+
 def test_equal_times_are_ordered_by_name_not_by_position():
     a, b = _prediction("alpha", 1.0), _prediction("beta", 1.0)
     assert fit.pick([b, a], mem_cap=1e9).strategy == "alpha"

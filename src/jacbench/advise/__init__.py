@@ -85,7 +85,7 @@ def decide(req: Request, runs: list[StrategyRun], framework: str,
         rows = [r for r in run.ok_rows if r["n"] >= req.fit_from]
         if run.status == "ok" and rows:
             predictions[run.record.name] = fit.predict(run.record.name, rows, req.at, FLOOR_S)
-    chosen = fit.pick(list(predictions.values()), req.mem_cap, FLOOR_S)
+    chosen = fit.pick(list(predictions.values()), req.mem_cap, FLOOR_S, req.at)
     rule = {"level": fit.LEVEL, "floor_s": FLOOR_S, "far": fit.FAR, "margin": 1.0}
     pick = None if chosen is None else output.pick_record(chosen, predictions, req)
     if pick and predictions[pick["strategy"]].measured_s < FLOOR_S:

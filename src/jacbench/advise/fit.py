@@ -14,8 +14,9 @@ framework's overhead, not its growth), from times that fall as n grows ("falling
 fewer than three sizes ("few"). The pick is the fastest strategy whose predicted peak fits the
 memory cap, by its prediction where none is flagged and by its warm median at the largest size
 measured where one is. Those it does not beat are named with it, by the book's one rule
-(report.margins.ranks) on this run's own spreads: the prediction intervals, or each median's
-fastest and slowest calls; no margin measured elsewhere.
+(report.margins.ranks) on this run's own spreads: the interval of two strategies' quotient at
+the target, fitted through their quotients at the sizes both measured (paired: a disturbance at
+one size slows both), or each median's fastest and slowest calls; no margin measured elsewhere.
 """
 
 from __future__ import annotations
@@ -179,6 +180,7 @@ class Prediction:
     measured_cold_s: float = math.inf
     measured_n: int = 0
     flags: tuple[str, ...] = ()
+    points: tuple[tuple[int, float, float], ...] = ()  # (n, warm median, its calls' spread)
 
     @property
     def trusted(self) -> bool:
@@ -226,6 +228,7 @@ def predict(name: str, rows: Sequence[dict], target: int, floor: float = 0.0) ->
         last["cold_s"],
         last["n"],
         flags(ns, medians, target, floor),
+        tuple(zip(ns, medians, warm_spreads, strict=True)),
     )
 
 
@@ -241,8 +244,51 @@ def spread_of(p: Prediction, basis: str) -> Spread:
     return Spread(p.cold_s, p.cold_s / factor, p.cold_s * factor, p.measured_cold_s)
 
 
-def apart(a: Prediction, b: Prediction, basis: str = "predicted", floor: float = 0.0) -> bool:
-    """Whether b ranks behind a by the book's rule on this run's spreads (margin 1)."""
+def paired(a: Prediction, b: Prediction, target: float) -> tuple[float, float, float] | None:
+    """b's time over a's at target, with its LEVEL interval, from their quotients at the sizes
+    both measured: what disturbed the machine at one size slowed both, and their quotient keeps
+    less of it than either fit (as the book's ratios side by side). The quotient is carried to
+    target along its trend on log-log axes where the trend is significant at LEVEL, and taken
+    as constant where it is not (the sizes show no trend, and a line through four noisy points
+    carried 10x further would claim one). With two sizes the interval is the calls' own
+    spreads; None with fewer."""
+    mine = {n: (t, sp) for n, t, sp in a.points}
+    common = [(n, mine[n], (t, sp)) for n, t, sp in b.points if n in mine]
+    if len(common) < 2:
+        return None
+    x = np.log([n for n, _, _ in common])
+    y = np.log([tb / ta for _, (ta, _), (tb, _) in common])
+    if len(x) < 3:  # no residual: constant, within the last size's calls' spreads
+        (_, (_, sa), (_, sb)) = common[-1]
+        mid = float(np.mean(y))
+        half = NORMAL_QUANTILE * math.hypot(math.log(sa), math.log(sb)) * math.sqrt(1.5)
+        return math.exp(mid), math.exp(mid - half), math.exp(mid + half)
+    k, c = np.polyfit(x, y, 1)
+    dof = len(x) - 2
+    sd = float(np.sqrt(np.sum((y - (k * x + c)) ** 2) / dof))
+    sxx = float(np.sum((x - x.mean()) ** 2))
+    x0 = math.log(target)
+    if abs(k) > t_quantile(dof) * sd / math.sqrt(sxx):  # a trend: carried to target
+        leverage = 1 + 1 / len(x) + (x0 - x.mean()) ** 2 / sxx
+        mid, half = k * x0 + c, t_quantile(dof) * sd * math.sqrt(leverage)
+    else:  # no trend shown: the quotient's mean, its spread about it
+        mid = float(np.mean(y))
+        half = t_quantile(len(x) - 1) * float(np.std(y, ddof=1)) * math.sqrt(1 + 1 / len(x))
+    return math.exp(mid), math.exp(mid - half), math.exp(mid + half)
+
+
+def apart(a: Prediction, b: Prediction, basis: str = "predicted", floor: float = 0.0,
+          target: float | None = None) -> bool:  # fmt: skip
+    """Whether b ranks behind a by the book's rule on this run's spreads (margin 1): for
+    predictions at target, b's quotient over a's (paired) must start above 1; measured, b's
+    fastest call must be slower than a's slowest; cold, b's first call beyond a's by the cold
+    fit's spread."""
+    if basis == "predicted" and target is not None:
+        found = paired(a, b, target)
+        if found is not None:
+            quotient, low, high = found
+            one = Spread(1.0, 1.0, 1.0, a.measured_s)
+            return ranks(one, Spread(quotient, low, high, b.measured_s), 1.0, floor)
     return ranks(spread_of(a, basis), spread_of(b, basis), 1.0, floor)
 
 
@@ -259,14 +305,18 @@ class Pick:
     basis: str = "predicted"
 
 
-def best_of(candidates: Sequence[Prediction], basis: str, floor: float) -> tuple[str, tuple]:
+def best_of(candidates: Sequence[Prediction], basis: str, floor: float,
+            target: float | None = None) -> tuple[str, tuple]:  # fmt: skip
     """The fastest by basis and those it does not rank ahead of (equal values: by name)."""
     best = min(candidates, key=lambda p: (spread_of(p, basis).value, p.name))
-    tied = tuple(p.name for p in candidates if p is not best and not apart(best, p, basis, floor))
+    tied = tuple(
+        p.name for p in candidates if p is not best and not apart(best, p, basis, floor, target)
+    )
     return best.name, tied
 
 
-def pick(predictions: Sequence[Prediction], mem_cap: float, floor: float = 0.0) -> Pick | None:
+def pick(predictions: Sequence[Prediction], mem_cap: float, floor: float = 0.0,
+         target: float | None = None) -> Pick | None:  # fmt: skip
     """The fastest strategy whose predicted peak fits the cap (None when none does), by its
     prediction or, where any candidate's is flagged, by its median at the largest size; and the
     fastest first call among them."""
@@ -275,7 +325,7 @@ def pick(predictions: Sequence[Prediction], mem_cap: float, floor: float = 0.0) 
     if not fits:
         return None
     basis = "predicted" if all(p.trusted for p in fits) else "measured"
-    best, tied = best_of(fits, basis, floor)
+    best, tied = best_of(fits, basis, floor, target)
     first, first_tied = best_of(fits, "cold", 0.0)
     return Pick(best, tied, first, first_tied, excluded, basis)
 
