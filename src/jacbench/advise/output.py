@@ -39,8 +39,9 @@ def pick_record(chosen: fit.Pick, predictions: dict, req) -> dict[str, Any]:
         )
     why += f", its peak within the {formats.size(req.mem_cap)} cap"
     if tied:
-        what = "intervals" if chosen.basis == "predicted" else "fastest and slowest calls"
-        why += f"; not told apart from it (their {what} meet): {tied}"
+        what = ("the interval of their quotient reaches 1" if chosen.basis == "predicted"
+                else "their fastest and slowest calls meet")  # fmt: skip
+        why += f"; not told apart from it ({what}): {tied}"
     return {
         "strategy": chosen.strategy,
         "basis": chosen.basis,
