@@ -288,6 +288,12 @@ def test_flags_say_why_a_prediction_is_not_trusted():
     assert fit.flags([1e3, 1e4, 1e5], [5e-4, 0.1, 1.0], 1e5, 1e-3) == ("floor",)
     assert fit.flags([1e3, 1e4, 1e5], [0.05, 0.02, 0.01], 1e5, 1e-3) == ("falling",)
     assert fit.flags([1e3, 1e4], [0.01, 0.1], 1e4, 1e-3) == ("few",)
+    # 208 bytes a path (52 float32 normals): 20.8 MB at 10^5 is under glibc's 32 MiB mmap
+    # threshold, 208 MB at 10^6 above it.
+    ns, warm = [1e4, 3e4, 1e5], [0.01, 0.03, 0.1]
+    assert fit.flags(ns, warm, 1e6, 1e-3, bytes_per_n=208) == ("mmap",)
+    assert fit.flags(ns, warm, 1e5, 1e-3, bytes_per_n=208) == ()
+    assert fit.flags([2e5, 5e5, 1e6], warm, 2e6, 1e-3, bytes_per_n=208) == ()  # above at both
 
 
 def test_the_prediction_interval_holds_at_ten_times_the_data():

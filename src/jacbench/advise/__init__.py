@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 from pathlib import Path
 from typing import Any
@@ -75,16 +74,20 @@ def _function_times(baseline: StrategyRun | None) -> dict[int, float]:
 
 
 def decide(req: Request, runs: list[StrategyRun], framework: str,
-           baseline: StrategyRun | None = None) -> dict[str, Any]:  # fmt: skip
+           baseline: StrategyRun | None = None,
+           data_bytes: int | None = None) -> dict[str, Any]:  # fmt: skip
     """Predictions at the target for the strategies that passed (fitted from req.fit_from
     on), and the pick among them by this run's own spreads (fit.pick)."""
     from jacbench.report.margins import FLOOR_S
 
     predictions = {}
+    bytes_per_n = data_bytes / req.first if data_bytes else None
     for run in runs:
         rows = [r for r in run.ok_rows if r["n"] >= req.fit_from]
         if run.status == "ok" and rows:
-            predictions[run.record.name] = fit.predict(run.record.name, rows, req.at, FLOOR_S)
+            predictions[run.record.name] = fit.predict(
+                run.record.name, rows, req.at, FLOOR_S, bytes_per_n
+            )
     chosen = fit.pick(list(predictions.values()), req.mem_cap, FLOOR_S, req.at)
     rule = {"level": fit.LEVEL, "floor_s": FLOOR_S, "far": fit.FAR, "margin": 1.0}
     pick = None if chosen is None else output.pick_record(chosen, predictions, req)
@@ -150,7 +153,8 @@ def recheck(advice: dict[str, Any], rows: dict[str, list[dict]]) -> None:
     measured["peak_ratio"] = pick["predicted_peak_bytes"] / max(measured["peak_bytes"], 1)
     low, high = next(x for x in advice["strategies"] if x["name"] == pick["strategy"])[
         "predicted_interval_s"]  # fmt: skip
-    measured["within_interval"] = bool(low <= measured["warm_median_s"] <= (high or math.inf))
+    usable = high is not None and high <= output.WIDE * low  # else no interval to hold
+    measured["within_interval"] = bool(low <= measured["warm_median_s"] <= high) if usable else None
     pick["measured"] = measured
 
 
@@ -189,7 +193,7 @@ def advise(req: Request, out: Path, progress: Progress = print) -> dict[str, Any
         )
         runs, baseline = running.measure(req, found, reference, progress, journal, load)
         advice = _advice(req, found, note)
-        advice.update(decide(req, runs, found["framework"], baseline))
+        advice.update(decide(req, runs, found["framework"], baseline, found.get("data_bytes")))
         if req.verify and advice["pick"]:
             rows = running.verify(req, found, _check_names(advice), progress, load=load)
             recheck(advice, rows)
@@ -225,6 +229,8 @@ def _advice(req: Request, found: dict, note: str) -> dict[str, Any]:
         "threads": req.threads,
         "check": {k: found.get(k) for k in CHECK},
         "function_s": found.get("function_s"),
+        "data_bytes": found.get("data_bytes"),  # the data's largest array at the probe's size
+        "probe_n": req.first,
         "boundary": found.get("boundary"),
         "environment": environment.environment(),
         "cwd": os.getcwd(),
@@ -252,7 +258,8 @@ def refit(advice: dict[str, Any]) -> dict[str, Any]:
         baseline = StrategyRun(generic.baseline(advice["framework"]), base["status"], "",
                                base["rows"])  # fmt: skip
     checked = ((advice.get("pick") or {}).get("checked") or {}).get("rows")
-    found = {**advice, **decide(req, runs, advice["framework"], baseline)}
+    found = {**advice, **decide(req, runs, advice["framework"], baseline,
+                                advice.get("data_bytes"))}  # fmt: skip
     if checked and found["pick"]:
         recheck(found, checked)
     found["code"] = output.code(found) if found["pick"] else ""

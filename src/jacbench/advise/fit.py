@@ -10,13 +10,15 @@ proportional to n).
 
 A prediction is flagged where it cannot be trusted as a number: more than 10x past the largest
 size measured ("far"), from a fit through calls under the 1 ms floor ("floor": they measure the
-framework's overhead, not its growth), from times that fall as n grows ("falling"), or from
-fewer than three sizes ("few"). The pick is the fastest strategy whose predicted peak fits the
-memory cap, by its prediction where none is flagged and by its warm median at the largest size
-measured where one is. Those it does not beat are named with it, by the book's one rule
-(report.margins.ranks) on this run's own spreads: the interval of two strategies' quotient at
-the target, fitted through their quotients at the sizes both measured (paired: a disturbance at
-one size slows both), or each median's fastest and slowest calls; no margin measured elsewhere.
+framework's overhead, not its growth), from times that fall as n grows ("falling"), from fewer
+than three sizes ("few"), or where the data's largest array crosses glibc's 32 MiB mmap
+threshold between the sizes fitted and the target ("mmap": the book's allocator chapter). The
+pick is the fastest strategy whose predicted peak fits the memory cap, by its prediction where
+none is flagged and by its warm median at the largest size measured where one is. Those it does
+not beat are named with it, by the book's one rule (report.margins.ranks) on this run's own
+spreads: the interval of two strategies' quotient at the target, fitted through their quotients
+at the sizes both measured (paired: a disturbance at one size slows both), or each median's
+fastest and slowest calls; no margin measured elsewhere.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from jacbench.measure.heap import MMAP_THRESHOLD
 from jacbench.report.margins import Spread, ranks
 
 # The smallest peak a fit reads: below it the resident memory measures the page granularity.
@@ -44,6 +47,8 @@ FLAGS = {
     "floor": "fitted through calls under the 1 ms floor",
     "falling": "its time fell as n grew",
     "few": "fitted through fewer than three sizes",
+    "mmap": "the data's largest array crosses glibc's 32 MiB mmap threshold between the sizes "
+    "fitted and the target (above it every call faults its arrays' pages in afresh)",
 }
 
 
@@ -188,7 +193,19 @@ class Prediction:
         return not self.flags
 
 
-def flags(ns: Sequence[int], warm: Sequence[float], target: int, floor: float) -> tuple[str, ...]:
+def crosses(bytes_per_n: float | None, smallest: int, target: int,
+            threshold: int = MMAP_THRESHOLD) -> bool:  # fmt: skip
+    """Whether data of bytes_per_n a unit of n crosses glibc's mmap threshold between smallest
+    and target (measure.heap: the advice's workers run with it fixed at 32 MiB, where glibc's
+    own adjustment stops): arrays below it are reused from the heap, above it each call maps
+    and faults them in afresh, and a fit through one side does not carry to the other."""
+    if not bytes_per_n:
+        return False
+    return bytes_per_n * smallest < threshold <= bytes_per_n * target
+
+
+def flags(ns: Sequence[int], warm: Sequence[float], target: int, floor: float,
+          bytes_per_n: float | None = None) -> tuple[str, ...]:  # fmt: skip
     """Why a prediction from warm medians at sizes ns cannot be trusted at target (FLAGS)."""
     found = []
     if target > FAR * max(ns):
@@ -199,11 +216,15 @@ def flags(ns: Sequence[int], warm: Sequence[float], target: int, floor: float) -
         found.append("falling")
     if len(ns) < 3:
         found.append("few")
+    if crosses(bytes_per_n, min(ns), target):
+        found.append("mmap")
     return tuple(found)
 
 
-def predict(name: str, rows: Sequence[dict], target: int, floor: float = 0.0) -> Prediction:
-    """The strategy's fits through its ok rows and their values at target."""
+def predict(name: str, rows: Sequence[dict], target: int, floor: float = 0.0,
+            bytes_per_n: float | None = None) -> Prediction:  # fmt: skip
+    """The strategy's fits through its ok rows and their values at target (bytes_per_n: the
+    data's largest array per unit of n, for the mmap flag)."""
     ns = [r["n"] for r in rows]
     warm_spreads = [math.sqrt(r["warm_max_s"] / r["warm_min_s"]) for r in rows]
     medians = [r["warm_median_s"] for r in rows]
@@ -227,7 +248,7 @@ def predict(name: str, rows: Sequence[dict], target: int, floor: float = 0.0) ->
         last["warm_max_s"],
         last["cold_s"],
         last["n"],
-        flags(ns, medians, target, floor),
+        flags(ns, medians, target, floor, bytes_per_n),
         tuple(zip(ns, medians, warm_spreads, strict=True)),
     )
 

@@ -106,6 +106,17 @@ def finite_differences(f, theta, data, framework: str, derivative: np.ndarray, o
             "fd_step": max(steps)}  # fmt: skip
 
 
+def largest_bytes(data: Any) -> int | None:
+    """The bytes of data's largest tensor (None without one): what the advice carries to
+    other sizes against glibc's mmap threshold (advise.fit.crosses)."""
+    sizes = [
+        int(np.prod(tuple(x.shape))) * np.dtype(user.dtype_name(x)).itemsize
+        for x in user.leaves(data)
+        if user.framework_of(x) and user.dtype_name(x) in np.sctypeDict
+    ]
+    return max(sizes, default=None)
+
+
 def function_time(call, theta, data, calls: int = FUNCTION_CALLS) -> float:
     """The median of a few warm calls of the function itself (waiting for its result)."""
     times = []
@@ -194,6 +205,7 @@ def probe(params: dict) -> dict[str, Any]:
         "derivative_zero": bool(not np.any(derivative)),
     }
     record["function_s"] = function_time(call, theta, data)
+    record["data_bytes"] = largest_bytes(data)
     record.update(batched.found(p, derivative, batch))
     record.update(finite_differences(call, theta, data, framework, derivative, p.order))
     if p.order == 1 and batch is None and record["rows"] == m and m > 1:
