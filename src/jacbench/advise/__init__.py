@@ -62,6 +62,7 @@ def _strategy(run: StrategyRun, prediction: fit.Prediction | None,
             exponent=warm.slope,
             exponent_interval=[finite(warm.slope_low), finite(warm.slope_high)],
             flags=list(prediction.flags),
+            flags_said=[fit.FLAGS[f] for f in prediction.flags],
             fits={k: f.to_json() for k, f in prediction.fits.items()},
         )
     return out
