@@ -418,7 +418,7 @@ def test_the_printed_table_and_summary_say_what_was_decided():
 
 
 def test_sizes_grow_until_the_function_takes_the_floor():
-    from jacbench.advise.run import auto_sizes
+    from jacbench.advise.sizes import auto_sizes
 
     # 0.1 ms at 1,000: the floor (1 ms) from 10,000, four sizes over a decade.
     sizes, note = auto_sizes(1000, 1e-4, timeout=120, floor=1e-3)
@@ -856,3 +856,19 @@ def test_the_committed_advice_refits_to_its_own_picks(name):
             assert new["predicted_interval_s"] == pytest.approx(old["predicted_interval_s"])
     if "checked" in committed["pick"]:
         assert again["pick"]["checked"]["strategy"] == committed["pick"]["checked"]["strategy"]
+
+
+def test_the_probe_grows_the_size_until_the_function_takes_the_floor(reader):
+    from jacbench.measure import user_probe
+    from jacbench.problems.user import UserParams
+
+    p = UserParams(f"{reader}/mine.py:heavy", f"{reader}/mine.py:heavy_example", n=10)
+    found = user_probe.floor_size(p, 1e-6, {"floor_s": 1e-3, "budget_s": 10.0, "max_n": 10**6})
+    # It stops at the first size whose call took the floor, or at the cap.
+    assert found["floor_n"] > 10
+    assert found["floor_n_s"] >= 1e-3 or found["floor_n"] == 10**6
+    # A floor no call reaches stops at max_n; a budget every call passes stops at the first step.
+    capped = user_probe.floor_size(p, 1e-6, {"floor_s": 1e3, "budget_s": 1e3, "max_n": 500})
+    assert capped["floor_n"] == 500
+    first = user_probe.floor_size(p, 1e-6, {"floor_s": 1e3, "budget_s": 0.0, "max_n": 10**6})
+    assert first["floor_n"] == 100  # 10 grown by 10x once, then the budget stops it

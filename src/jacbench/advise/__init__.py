@@ -163,10 +163,11 @@ def advise(req: Request, out: Path, progress: Progress = print) -> dict[str, Any
     """Measure, check, predict and pick; write DIR/advice.json, DIR/jacobian.py and the rows
     as they come (DIR/rows.jsonl). UsageError before anything is written for bad input."""
     from jacbench.advise import run as running
+    from jacbench.advise import sizes as sizes_
     from jacbench.report.margins import FLOOR_S
 
     req.check()
-    load = running.Load()
+    load = sizes_.Load()
     load.sample(1.0)  # before anything of the advice's runs
     scratch = running.fresh_reference_dir()
     reference = scratch / "reference.npy"
@@ -176,8 +177,9 @@ def advise(req: Request, out: Path, progress: Progress = print) -> dict[str, Any
         found = running.probe(req, reference)
         running.chosen(req, found["framework"])  # an unknown --strategies name: refused now
         if req.auto:
-            sizes, note = running.auto_sizes(req.first, found["function_s"], req.timeout,
-                                             FLOOR_S, req.target)  # fmt: skip
+            start = found.get("floor_n", req.first)  # where the function took the floor
+            took = found.get("floor_n_s", found["function_s"])
+            sizes, note = sizes_.auto_sizes(start, took, req.timeout, FLOOR_S, req.target)
             measured = tuple(sorted({req.first, *sizes}))
             req = dataclasses.replace(req, sizes=measured, fit_from=min(sizes))
         out.mkdir(parents=True, exist_ok=True)

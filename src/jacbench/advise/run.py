@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from jacbench.advise import batched
+from jacbench.advise.sizes import BUDGET_CALLS, MAX_AUTO, START, Load
 from jacbench.constants import TOLERANCE
 from jacbench.errors import UsageError
 from jacbench.measure.harness import Limits, default_mem_cap, run_worker
@@ -31,20 +30,8 @@ from jacbench.problems import user
 from jacbench.strategies import generic
 
 STATUSES = ("ok", "wrong", "memory-cap", "timeout", "error", "refused")
-# Without --sizes: the probe runs at START, times the function itself there, and the sizes are
-# grown from it (auto_sizes) until the function's own call takes at least the floor.
-START = 1_000
-# The sizes fitted: this many over a decade, one more where they reach further toward the target.
-POINTS = 4
-# A size is not measured where one call of the function itself would take more than the
-# worker's limit over this (a Jacobian takes several calls' worth, and each worker makes CALLS).
-BUDGET_CALLS = 200
 # The name a worker measures the function itself under (a call of f, no derivative).
 BASELINE = "function"
-# The machine's load: each sample lasts this long; a run is busy where other processes kept
-# more than this many cores busy on average.
-LOAD_SAMPLE_S = 0.2
-BUSY_CORES = 0.5
 # --check: the strategies measured again at the target, each in this many workers, interleaved.
 CHECK_TOP = 3
 CHECK_ROUNDS = 3
@@ -121,72 +108,16 @@ def _params(req: Request, n: int, dtype: str = "float32", reference: str = "") -
             "dtype": dtype, "reference": reference, "batch": req.batch}  # fmt: skip
 
 
-def _nice(n: float) -> int:
-    """n rounded to two significant digits (a size a reader would type)."""
-    if n < 100:
-        return max(int(round(n)), 1)
-    digits = 10 ** (int(math.floor(math.log10(n))) - 1)
-    return int(round(n / digits) * digits)
-
-
-def auto_sizes(start: int, function_s: float, timeout: float, floor: float,
-               target: int | None = None) -> tuple[tuple[int, ...], str]:  # fmt: skip
-    """The sizes to fit, from one call of the function at start taking function_s (taken as
-    growing in proportion to n): the smallest where that call takes the floor or more, POINTS
-    of them over a decade, or on to a tenth of the target (POINTS + 1); none where one call
-    would take more than timeout / BUDGET_CALLS. A note where the floor or the target's tenth
-    could not be reached within that budget ("" otherwise)."""
-    per_n = max(function_s, 1e-9) / start
-    budget = timeout / BUDGET_CALLS / per_n  # the largest n within the budget
-    smallest = max(start, floor / per_n)
-    largest = max(10 * smallest, (target or 0) / 10)
-    notes = []
-    if largest > budget:  # a slow function: the sizes end where a call takes the budget
-        largest = max(budget, 1.0)
-        smallest = min(smallest, largest / 10)
-        notes.append(
-            f"the sizes stop at {_nice(largest):,}, where one call of the function would take "
-            f"the budget of {timeout / BUDGET_CALLS:.2g} s (--timeout over {BUDGET_CALLS})"
-        )
-        if smallest < floor / per_n:
-            notes.append(f"its own call reaches the {floor * 1e3:g} ms floor only past that")
-    smallest = max(smallest, 1.0)
-    largest = max(largest, smallest)
-    points = POINTS + (largest > 20 * smallest)
-    sizes = sorted({_nice(x) for x in np.geomspace(smallest, largest, points)})
-    return tuple(sizes), "; ".join(notes)
-
-
-@dataclass
-class Load:
-    """How many cores other processes keep busy, sampled before the run and before each worker,
-    while none of the advice's workers runs and its parent waits: the machine's load without
-    the advice's own."""
-
-    samples: list[float] = field(default_factory=list)
-
-    def sample(self, seconds: float | None = None) -> None:
-        import psutil
-
-        wait = LOAD_SAMPLE_S if seconds is None else seconds
-        self.samples.append(psutil.cpu_percent(interval=wait) / 100 * (os.cpu_count() or 1))
-
-    def record(self) -> dict[str, Any]:
-        """advice.json's load: cores busy before, on average and at most during; busy when
-        other processes kept more than BUSY_CORES busy on average."""
-        during = self.samples[1:] or self.samples
-        mean = float(np.mean(during)) if during else None
-        return {"cores": os.cpu_count() or 1, "before": self.samples[0] if self.samples else None,
-                "during_mean": mean, "during_max": max(during) if during else None,
-                "samples": len(self.samples),
-                "busy": mean is not None and mean > BUSY_CORES}  # fmt: skip
-
-
 def probe(req: Request, reference: Path) -> dict[str, Any]:
     """The probe worker's findings at the smallest size; UsageError (one line) when the
     contract is broken or the probe could not finish."""
     n = req.first
     spec = {"probe": _params(req, n, reference=str(reference)), "threads": req.threads}
+    if req.auto:  # the probe also finds where the function's own call takes the floor
+        from jacbench.report.margins import FLOOR_S
+
+        spec["probe"]["grow"] = {"floor_s": FLOOR_S, "budget_s": req.timeout / BUDGET_CALLS,
+                                 "max_n": req.target or MAX_AUTO}  # fmt: skip
     found = run_worker(spec, Limits(req.mem_cap, req.timeout))
     if found["status"] == "contract":
         raise UsageError(found["message"])

@@ -16,7 +16,7 @@ def _split(text: str | None) -> list[str]:
 def add_advise(sub, add_limits) -> None:
     """The advise command's options (add_limits: the memory cap and timeout every measuring
     command takes)."""
-    from jacbench.advise.run import POINTS, START
+    from jacbench.advise.sizes import POINTS, START
 
     p = sub.add_parser(
         "advise",

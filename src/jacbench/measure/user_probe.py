@@ -160,9 +160,31 @@ def boundary(call, theta, data, framework: str, derivative: np.ndarray) -> dict:
     return {"status": "ok", "inputs": found, "jumps": any(x["jumps"] for x in found)}
 
 
+def floor_size(p: UserParams, seconds: float, grow: dict) -> dict[str, Any]:
+    """The size from which the function's own call takes grow["floor_s"]: from p.n, n grows
+    (by the factor the time falls short, between 2x and 10x) and the function is timed again,
+    until it does, a call passes grow["budget_s"], or n reaches grow["max_n"]."""
+    import dataclasses
+
+    n, took = p.n, seconds
+    while took < grow["floor_s"] and n < grow["max_n"]:
+        factor = min(10.0, max(2.0, 1.2 * grow["floor_s"] / max(took, 1e-9)))
+        n = min(int(grow["max_n"]), int(n * factor))
+        at = dataclasses.replace(p, n=n)
+        f, theta, data, framework = user.example(at)
+        f, theta, _ = batched.flatten(at, f, theta, data, framework)
+        took = function_time(user.fast(f, framework), theta, data)
+        if took > grow["budget_s"]:
+            break
+    return {"floor_n": n, "floor_n_s": took}
+
+
 def probe(params: dict) -> dict[str, Any]:
-    """What the advice needs to know of the reader's function at the smallest size; raises
+    """What the advice needs to know of the reader's function at the smallest size, and, where
+    params["grow"] asks, the size from which its own call takes the floor (floor_size); raises
     ContractError where the contract is broken."""
+    params = dict(params)
+    grow = params.pop("grow", None)
     p = UserParams(**params).validate()
     f, theta, data, framework = user.example(p)
     _check_factory(p, theta, data)
@@ -210,4 +232,6 @@ def probe(params: dict) -> dict[str, Any]:
     record.update(finite_differences(call, theta, data, framework, derivative, p.order))
     if p.order == 1 and batch is None and record["rows"] == m and m > 1:
         record["boundary"] = boundary(call, theta, data, framework, derivative)
+    if grow:
+        record.update(floor_size(p, record["function_s"], grow))
     return record
