@@ -49,6 +49,7 @@ class Advice:
     fd_agree: float | None  # the share of outputs whose derivative agreed with differences
     code: str = field(repr=False)
     baseline: dict | None = field(default=None, repr=False)  # the function itself, per size
+    fit_from: int = 0  # the smallest size fitted (below: the check at the probe's size)
     boundary: dict | None = field(default=None, repr=False)  # the probe's bump and reprice
 
     @property
@@ -150,6 +151,7 @@ def advice(path: str | Path) -> Advice:
         fd_agree=check.get("fd_agree") if check.get("fd_status") == "ok" else None,
         code=raw.get("code", ""),
         baseline=raw.get("baseline"),
+        fit_from=raw.get("fit_from", 0),
         boundary=raw.get("boundary"),
     )
 

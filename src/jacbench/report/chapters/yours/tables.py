@@ -15,19 +15,22 @@ def _mark(adv: Advice, name: str) -> str:
 
 
 def strategies(adv: Advice) -> pd.DataFrame:
-    """Per strategy: its mode, status, warm time at each size measured, the prediction at the
-    target (time and peak), and the pick marked."""
+    """Per strategy: its warm time at each size fitted (its status where it stopped), the
+    prediction at the target (time and peak), and the pick marked; first, the function itself
+    where the advice timed it (modes are in the registry's table above)."""
     rows = []
-    for s in adv.strategies:
+    listed = [{"name": "the function itself", **adv.baseline}] if adv.baseline else []
+    for s in [*listed, *adv.strategies]:
         by_n = {r["n"]: r for r in s["rows"]}
-        row = {"strategy": s["name"], "mode": s["mode"], "status": s["status"]}
-        for n in adv.sizes:
+        row = {"strategy": s["name"]}
+        for n in (n for n in adv.sizes if n >= adv.fit_from):  # where it stopped: its status
             r = by_n.get(n)
-            row[f"n = {n:,}"] = (
-                formats.time(r["warm_median_s"]) if r and r["status"] == "ok" else "–"
+            ok = r is not None and r["status"] == "ok"
+            row[f"n={n:,}"] = (
+                formats.time(r["warm_median_s"]) if ok else (r or {}).get("status", "–")
             )
-        row[f"predicted at {adv.target:,}"] = formats.time(s["predicted_s"])
-        row["peak there"] = formats.size(s["predicted_peak_bytes"])
+        row[f"predicted at {adv.target:,}"] = formats.time(s.get("predicted_s"))
+        row["peak there"] = formats.size(s.get("predicted_peak_bytes"))
         row[""] = _mark(adv, s["name"])
         rows.append(row)
     return pd.DataFrame(rows)
