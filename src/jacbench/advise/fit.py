@@ -48,7 +48,7 @@ FLAGS = {
     "falling": "its time fell as n grew",
     "few": "fitted through fewer than three sizes",
     "mmap": "the data's largest array crosses glibc's 32 MiB mmap threshold between the sizes "
-    "fitted and the target (above it every call faults its arrays' pages in afresh)",
+    "fitted and the target, and above it every call faults its arrays' pages in afresh",
 }
 
 
