@@ -11,8 +11,8 @@ proportional to n).
 A prediction is flagged where it cannot be trusted as a number: more than 10x past the largest
 size measured ("far"), from a fit through calls under the 1 ms floor ("floor": they measure the
 framework's overhead, not its growth), from times that fall as n grows ("falling"), from fewer
-than three sizes ("few"), or where the data's largest array crosses glibc's 32 MiB mmap
-threshold between the sizes fitted and the target ("mmap": the book's allocator chapter). The
+than three sizes ("few"), or where the data's largest array reaches glibc's 32 MiB mmap
+threshold anywhere from the smallest size fitted to the target ("mmap": the book's allocators). The
 pick is the fastest strategy whose predicted peak fits the memory cap, by its prediction where
 none is flagged and by its warm median at the largest size measured where one is. Those it does
 not beat are named with it, by the book's one rule (report.margins.ranks) on this run's own
@@ -47,8 +47,9 @@ FLAGS = {
     "floor": "fitted through calls under the 1 ms floor",
     "falling": "its time fell as n grew",
     "few": "fitted through fewer than three sizes",
-    "mmap": "the data's largest array crosses glibc's 32 MiB mmap threshold between the sizes "
-    "fitted and the target, and above it every call faults its arrays' pages in afresh",
+    "mmap": "the data's largest array reaches glibc's 32 MiB mmap threshold somewhere from the "
+    "smallest size fitted to the target, and above it every call faults its arrays' pages in "
+    "afresh",
 }
 
 
@@ -205,14 +206,18 @@ def crosses(bytes_per_n: float | None, smallest: int, target: int,
 
 
 def flags(ns: Sequence[int], warm: Sequence[float], target: int, floor: float,
-          bytes_per_n: float | None = None) -> tuple[str, ...]:  # fmt: skip
-    """Why a prediction from warm medians at sizes ns cannot be trusted at target (FLAGS)."""
+          bytes_per_n: float | None = None,
+          fastest: Sequence[float] = ()) -> tuple[str, ...]:  # fmt: skip
+    """Why a prediction from warm medians at sizes ns cannot be trusted at target (FLAGS);
+    fastest: each size's fastest warm call (a later median below an earlier size's fastest
+    call is a time that fell)."""
     found = []
+    lows = list(fastest) or list(warm)
     if target > FAR * max(ns):
         found.append("far")
     if min(warm) < floor:
         found.append("floor")
-    if len(warm) >= 2 and warm[-1] < warm[0]:
+    if any(warm[j] < lows[i] for i in range(len(warm)) for j in range(i + 1, len(warm))):
         found.append("falling")
     if len(ns) < 3:
         found.append("few")
@@ -248,7 +253,7 @@ def predict(name: str, rows: Sequence[dict], target: int, floor: float = 0.0,
         last["warm_max_s"],
         last["cold_s"],
         last["n"],
-        flags(ns, medians, target, floor, bytes_per_n),
+        flags(ns, medians, target, floor, bytes_per_n, [r["warm_min_s"] for r in rows]),
         tuple(zip(ns, medians, warm_spreads, strict=True)),
     )
 
