@@ -117,7 +117,7 @@ def finite_differences(f: Facts) -> pd.DataFrame:
                 "strategy": what,
                 "later calls": formats.time(t.warm_s),
                 "fastest whole-array simulation": formats.time(t.warm_s / t.over_simulation),
-                "calls over it": formats.times(t.over_simulation),
+                "calls over it": formats.times(t.over_simulation, 2),
                 "largest error": formats.error(t.error),
             }
         )
