@@ -647,6 +647,12 @@ def test_check_re_picks_from_what_it_measured():
     assert pick["measured"]["warm_median_s"] == 0.21
     assert pick["measured"]["time_ratio"] == pytest.approx(0.12 / 0.21)
     assert pick["measured"]["within_interval"]
+    # A leader that failed at the target in every worker is named with its status.
+    advise.recheck(found, {"b": rows(0.2), "d": [{"n": 10**5, "status": "memory-cap"}]})
+    assert found["pick"]["checked"]["failed"] == {"d": "memory-cap"}
+    assert "failed at n=100,000: d (memory-cap)" in "\n".join(
+        advise.output._checked_lines(found, found["pick"])
+    )
 
 
 # --- bad input: one line, exit status 2, nothing written --------------------------------------

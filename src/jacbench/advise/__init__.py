@@ -134,6 +134,11 @@ def recheck(advice: dict[str, Any], rows: dict[str, list[dict]]) -> None:
         first = next(iter(rows.values()))[-1]
         pick["measured"] = first
         return
+    found["failed"] = {  # a leader that failed at the target in every worker, and how
+        name: found_rows[-1]["status"]
+        for name, found_rows in rows.items()
+        if found_rows and all(r["status"] != "ok" for r in found_rows)
+    }
     found["predicted_pick"] = pick["strategy"]
     found["changed"] = found["strategy"] != pick["strategy"]
     found["n"] = advice["target"]

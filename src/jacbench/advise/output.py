@@ -277,6 +277,9 @@ def _checked_lines(advice: dict[str, Any], pick: dict) -> list[str]:
             for k, v in sorted(checked["strategies"].items(), key=lambda kv: kv[1]["median_s"])
         )
         lines.append(f"  checked at n={checked['n']:,}, in turn: {each}")
+        if checked.get("failed"):
+            failed = ", ".join(f"{k} ({v})" for k, v in checked["failed"].items())
+            lines.append(f"  failed at n={checked['n']:,}: {failed}")
         if checked["changed"]:
             lines.append(f"  re-picked: {checked['strategy']} (the prediction picked "
                          f"{checked['predicted_pick']})")  # fmt: skip
