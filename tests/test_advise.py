@@ -570,9 +570,9 @@ def test_peak_predicted_at_a_size_not_measured_holds(reader, tmp_path):
 
 @pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_above_the_floor_the_pick_is_the_fastest_measured_and_a_rerun_agrees(reader, tmp_path):
-    # Calls of milliseconds at every size, three sizes: nothing flags the predictions, so the
-    # pick is the fastest predicted; the fastest measured at the largest size is it or tied
-    # with it; a second run picks the same or names the first's pick as tied.
+    # Calls of milliseconds at every size, three sizes: the pick is the fastest by what ranked
+    # it (predictions, unless one is flagged); the fastest measured at the largest size is it
+    # or tied with it; a second run picks the same or names the first's pick as tied.
     runs = [
         _advise(
             reader,
@@ -585,7 +585,10 @@ def test_above_the_floor_the_pick_is_the_fastest_measured_and_a_rerun_agrees(rea
         for i in (1, 2)
     ]
     for found in runs:
-        assert found["pick"]["basis"] == "predicted", found["pick"]["why"]
+        # Calls of milliseconds leave nothing to flag on a quiet machine; on a busy one a size
+        # can come out slower than the next (falling), and the pick then reads the calls.
+        flagged = any(s.get("flags") for s in found["strategies"] if s["status"] == "ok")
+        assert found["pick"]["basis"] == ("measured" if flagged else "predicted")
         _assert_the_fastest_is_picked_or_tied(found)
         base = {r["n"]: r["warm_median_s"] for r in found["baseline"]["rows"]}
         for r in (r for s in found["strategies"] for r in s["rows"]):
