@@ -90,29 +90,29 @@ import tensorflow as tf
 '''
 
 
-def _jax(name: str, mode: str, transform: str, doc: str, description: str) -> Generic:
-    """The record of jax.vmap over one sample's transform; doc is its docstring."""
-    return Generic(
-        framework="jax",
-        name=name,
-        mode=mode,
-        call=f"jax.jit(jax.vmap(jax.{transform}(single), in_axes=(0, None)))(theta, data)",
-        description=description,
-        code=_JAX.format(transform=transform, doc=doc),
-        compiled=True,
-        batched=True,
-    )
+# Per framework: the vmapped call's template, the record's source template, whether it compiles.
+_VMAPPED = {
+    "jax": ("jax.jit(jax.vmap(jax.{t}(single), in_axes=(0, None)))(theta, data)", "jax", True),
+    "torch": ("torch.func.vmap(torch.func.{t}(single), in_dims=(0, None))(theta, data)",
+              "torch.func", False),
+}  # fmt: skip
+_MODES = {"jacrev": "reverse", "jacfwd": "forward"}
 
 
-def _torch(name: str, mode: str, transform: str, doc: str, description: str) -> Generic:
-    """The record of torch.func.vmap over one sample's transform; doc is its docstring."""
+def _vmapped(framework: str, transform: str) -> Generic:
+    """The record of the framework's vmap over one sample's transform (jacrev or jacfwd)."""
+    call, api, compiled = _VMAPPED[framework]
+    mode = _MODES[transform]
+    what = f"{mode.capitalize()} mode per sample: {api}.{transform} of one sample, vmapped"
+    done = ", compiled." if compiled else "."
     return Generic(
-        framework="torch",
-        name=name,
+        framework=framework,
+        name=f"batched-{transform}",
         mode=mode,
-        call=f"torch.func.vmap(torch.func.{transform}(single), in_dims=(0, None))(theta, data)",
-        description=description,
-        code=_TORCH.format(transform=transform, doc=doc),
+        call=call.format(t=transform),
+        description=f"{what} over the batch{done}",
+        code=(_JAX if framework == "jax" else _TORCH).format(transform=transform, doc=what + done),
+        compiled=compiled,
         batched=True,
     )
 
@@ -132,34 +132,7 @@ def _tensorflow(suffix: str, decorator: str, doc: str, call: str, description: s
 
 
 RECORDS: tuple[Generic, ...] = (
-    _jax(
-        "batched-jacrev",
-        "reverse",
-        "jacrev",
-        "Reverse mode per sample: jax.jacrev of one sample, vmapped, compiled.",
-        "Reverse mode per sample: jax.jacrev of one sample, vmapped over the batch, compiled.",
-    ),
-    _jax(
-        "batched-jacfwd",
-        "forward",
-        "jacfwd",
-        "Forward mode per sample: jax.jacfwd of one sample, vmapped, compiled.",
-        "Forward mode per sample: jax.jacfwd of one sample, vmapped over the batch, compiled.",
-    ),
-    _torch(
-        "batched-jacrev",
-        "reverse",
-        "jacrev",
-        "Reverse mode per sample: torch.func.jacrev of one sample, vmapped.",
-        "Reverse mode per sample: torch.func.jacrev of one sample, vmapped over the batch.",
-    ),
-    _torch(
-        "batched-jacfwd",
-        "forward",
-        "jacfwd",
-        "Forward mode per sample: torch.func.jacfwd of one sample, vmapped.",
-        "Forward mode per sample: torch.func.jacfwd of one sample, vmapped over the batch.",
-    ),
+    *(_vmapped(fw, t) for fw in ("jax", "torch") for t in ("jacrev", "jacfwd")),
     Generic(
         framework="torch",
         name="compiled-batched-jacrev",
