@@ -159,8 +159,8 @@ def recheck(advice: dict[str, Any], rows: dict[str, list[dict]]) -> None:
     measured["peak_ratio"] = pick["predicted_peak_bytes"] / max(measured["peak_bytes"], 1)
     low, high = next(x for x in advice["strategies"] if x["name"] == pick["strategy"])[
         "predicted_interval_s"]  # fmt: skip
-    usable = high is not None and high <= output.WIDE * low  # else no interval to hold
-    measured["within_interval"] = bool(low <= measured["warm_median_s"] <= high) if usable else None
+    within = low is not None and low <= measured["warm_median_s"] <= (high or 0)
+    measured["within_interval"] = within if output.usable(low, high) else None  # else none to hold
     pick["measured"] = measured
 
 

@@ -97,11 +97,16 @@ def code(advice: dict[str, Any]) -> str:
     return "\n".join(head) + record.code.strip("\n") + "\n"
 
 
+def usable(low: float | None, high: float | None) -> bool:
+    """Whether an interval says something: both ends known and no wider than WIDE."""
+    return low is not None and high is not None and high <= WIDE * low
+
+
 def _interval(s: dict) -> str:
     low, high = s.get("predicted_interval_s") or (None, None)
     if not s.get("predicted_s"):
         return "–"
-    if low is None or high is None or high > WIDE * low:
+    if not usable(low, high):
         return f"{formats.time(s['predicted_s'])} (no usable interval)"
     return f"{formats.time(s['predicted_s'])} ({formats.time(low)}–{formats.time(high)})"
 
