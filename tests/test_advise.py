@@ -429,19 +429,42 @@ def test_the_printed_table_and_summary_say_what_was_decided():
 def test_sizes_grow_until_the_function_takes_the_floor():
     from jacbench.advise.sizes import auto_sizes
 
-    # 0.1 ms at 1,000: the floor (1 ms) from 10,000, four sizes over a decade.
+    # 0.1 ms at 1,000: the floor (1 ms) from 10,000, five sizes over a decade.
     sizes, note = auto_sizes(1000, 1e-4, timeout=120, floor=1e-3)
-    assert sizes[0] == 10_000 and sizes[-1] == 100_000 and len(sizes) == 4 and note == ""
+    assert sizes[0] == 10_000 and sizes[-1] == 100_000 and len(sizes) == 5 and note == ""
     # Already above the floor: from the probe's size. A target far off: on to its tenth.
     sizes, _ = auto_sizes(1000, 5e-3, timeout=120, floor=1e-3, target=10**6)
-    assert sizes[0] == 1000 and sizes[-1] == 100_000 and len(sizes) == 5
+    assert sizes[0] == 1000 and sizes[-1] == 100_000 and len(sizes) == 6
     # The budget (120 s / 200 a call) stops the sizes where the function takes 0.6 s, and says so.
     sizes, note = auto_sizes(1000, 0.1, timeout=120, floor=1e-3, target=10**7)
     assert sizes[-1] == 6000 and "stop at 6,000" in note
     # A function of 2 s at 1,000: the sizes end below it, at 300 (0.6 s a call).
-    assert auto_sizes(1000, 2.0, timeout=120, floor=1e-3)[0] == (30, 65, 140, 300)
+    assert auto_sizes(1000, 2.0, timeout=120, floor=1e-3)[0] == (30, 53, 95, 170, 300)
     sizes, note = auto_sizes(1000, 1e-6, timeout=0.2, floor=1e-3)
     assert "floor" in note
+
+
+def test_sizes_start_past_the_mmap_threshold_the_target_passes():
+    from jacbench.advise.sizes import auto_sizes
+    from jacbench.measure.heap import MMAP_THRESHOLD
+
+    # 400 bytes a row: the largest array reaches 32 MiB at 83,886 rows, on the way to 10^6.
+    sizes, note = auto_sizes(1000, 2e-3, timeout=120, floor=1e-3, target=10**6, bytes_per_n=400)
+    assert 400 * sizes[0] > MMAP_THRESHOLD and sizes[-1] <= 10**6 and len(sizes) >= 3
+    assert "mmap threshold" in note
+    # 20 bytes a row stay under it at 10^6: the sizes are those of a function without data.
+    plain, _ = auto_sizes(1000, 2e-3, timeout=120, floor=1e-3, target=10**6)
+    assert auto_sizes(1000, 2e-3, timeout=120, floor=1e-3, target=10**6, bytes_per_n=20) == (
+        plain, ""
+    )
+    # 4,000 bytes a row pass it at 8,389 rows; a decade from there would pass the target.
+    sizes, _ = auto_sizes(1000, 2e-4, timeout=120, floor=1e-3, target=50_000, bytes_per_n=4000)
+    assert 4000 * sizes[0] > MMAP_THRESHOLD and sizes[-1] == 50_000
+    # A target under the threshold: nothing moves.
+    assert auto_sizes(1000, 2e-3, 120, 1e-3, target=50_000, bytes_per_n=400)[0][0] == 1000
+    # Past the budget (0.6 s a call from 30,000 rows): the sizes stay below and the note says so.
+    sizes, note = auto_sizes(1000, 2e-2, timeout=120, floor=1e-3, target=10**6, bytes_per_n=400)
+    assert 400 * sizes[-1] < MMAP_THRESHOLD and "crosses it" in note
 
 
 # --- the advice on a reader's functions -------------------------------------------------------

@@ -184,7 +184,9 @@ def advise(req: Request, out: Path, progress: Progress = print) -> dict[str, Any
         if req.auto:
             start = found.get("floor_n", req.first)  # where the function took the floor
             took = found.get("floor_n_s", found["function_s"])
-            sizes, note = sizes_.auto_sizes(start, took, req.timeout, FLOOR_S, req.target)
+            data = found.get("data_bytes")
+            sizes, note = sizes_.auto_sizes(start, took, req.timeout, FLOOR_S, req.target,
+                                            data / req.first if data else None)  # fmt: skip
             measured = tuple(sorted({req.first, *sizes}))
             req = dataclasses.replace(req, sizes=measured, fit_from=min(sizes))
         out.mkdir(parents=True, exist_ok=True)

@@ -10,13 +10,18 @@ from typing import Any
 
 import numpy as np
 
+from jacbench.measure.heap import MMAP_THRESHOLD
+
 # Without --sizes: the probe runs at START, times the function itself there, and the sizes are
 # grown from it (auto_sizes) until the function's own call takes at least the floor.
 START = 1_000
 # Without --target, the sizes grow no further than this looking for the floor.
 MAX_AUTO = 10**7
 # The sizes fitted: this many over a decade, one more where they reach further toward the target.
-POINTS = 4
+POINTS = 5
+# Where the target's data passes glibc's mmap threshold (measure.heap), the sizes start this far
+# past the size at which the data's largest array reaches it.
+PAST_MMAP = 1.25
 # A size is not measured where one call of the function itself would take more than the
 # worker's limit over this (a Jacobian takes several calls' worth, and each worker makes CALLS).
 BUDGET_CALLS = 200
@@ -35,17 +40,38 @@ def _nice(n: float) -> int:
 
 
 def auto_sizes(start: int, function_s: float, timeout: float, floor: float,
-               target: int | None = None) -> tuple[tuple[int, ...], str]:  # fmt: skip
+               target: int | None = None,
+               bytes_per_n: float | None = None) -> tuple[tuple[int, ...], str]:  # fmt: skip
     """The sizes to fit, from one call of the function at start taking function_s (taken as
     growing in proportion to n): the smallest where that call takes the floor or more, POINTS
     of them over a decade, or on to a tenth of the target (POINTS + 1); none where one call
-    would take more than timeout / BUDGET_CALLS. A note where the floor or the target's tenth
-    could not be reached within that budget ("" otherwise)."""
+    would take more than timeout / BUDGET_CALLS. Where the data's largest array (bytes_per_n a
+    unit of n) passes glibc's mmap threshold on the way to the target, the sizes start past
+    it (PAST_MMAP), in the target's regime, and end at the target at most. A note where the
+    floor, the target's tenth or the threshold could not be reached within that budget, or
+    where the sizes moved past the threshold ("" otherwise)."""
     per_n = max(function_s, 1e-9) / start
     budget = timeout / BUDGET_CALLS / per_n  # the largest n within the budget
     smallest = max(start, floor / per_n)
-    largest = max(10 * smallest, (target or 0) / 10)
     notes = []
+    past = PAST_MMAP * MMAP_THRESHOLD / bytes_per_n if bytes_per_n else None
+    if past and target and smallest < past / PAST_MMAP <= target:
+        if past <= budget:
+            smallest = past
+            notes.append(
+                f"the sizes start at {_nice(past):,}, past where the data's largest array "
+                f"reaches glibc's {MMAP_THRESHOLD >> 20} MiB mmap threshold, as it does at the "
+                "target (below it arrays are reused; above it each call maps them afresh)"
+            )
+        else:
+            notes.append(
+                f"the data's largest array reaches glibc's {MMAP_THRESHOLD >> 20} MiB mmap "
+                f"threshold only past {_nice(budget):,}, the budget's last size: the "
+                "prediction crosses it"
+            )
+    largest = max(10 * smallest, (target or 0) / 10)
+    if past and target and smallest >= past:  # past the threshold: less than a decade, if need be
+        largest = min(largest, target, budget)
     if largest > budget:  # a slow function: the sizes end where a call takes the budget
         largest = max(budget, 1.0)
         smallest = min(smallest, largest / 10)
