@@ -47,7 +47,8 @@ def auto_sizes(start: int, function_s: float, timeout: float, floor: float,
     of them over a decade, or on to a tenth of the target (POINTS + 1); none where one call
     would take more than timeout / BUDGET_CALLS. Where the data's largest array (bytes_per_n a
     unit of n) passes glibc's mmap threshold on the way to the target, the sizes start past
-    it (PAST_MMAP), in the target's regime, and end at the target at most. A note where the
+    it (PAST_MMAP), in the target's regime, and end at half the target (at the target where
+    that leaves less than a factor of 2). A note where the
     floor, the target's tenth or the threshold could not be reached within that budget, or
     where the sizes moved past the threshold ("" otherwise)."""
     per_n = max(function_s, 1e-9) / start
@@ -71,7 +72,8 @@ def auto_sizes(start: int, function_s: float, timeout: float, floor: float,
             )
     largest = max(10 * smallest, (target or 0) / 10)
     if past and target and smallest >= past:  # past the threshold: less than a decade, if need be
-        largest = min(largest, target, budget)
+        end = target / 2 if 4 * smallest <= target else target  # a prediction, where room is left
+        largest = min(largest, end, budget)
     if largest > budget:  # a slow function: the sizes end where a call takes the budget
         largest = max(budget, 1.0)
         smallest = min(smallest, largest / 10)
