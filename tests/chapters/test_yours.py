@@ -114,6 +114,17 @@ def test_advice_sorts_strategies_by_outcome(tmp_path):
     assert set(tables.reasons(adv)["status"]) == {"refused", "memory-cap"}
 
 
+def test_the_data_reaches_the_mmap_threshold_where_its_bytes_say(tmp_path):
+    import dataclasses
+
+    adv = yours.advice(_write(tmp_path / "one", 2, 1.0, 2.0))
+    assert adv.mmap_at is None  # no data recorded
+    # 416,000 bytes at 1,000 rows: 416 a row, 32 MiB = 33,554,432 bytes at 80,660 rows.
+    big = dataclasses.replace(adv, data_bytes=416_000, probe_n=1000, target=10**6)
+    assert big.mmap_at == 80_660
+    assert dataclasses.replace(big, target=80_000).mmap_at is None  # past the target
+
+
 def test_reference_advice_is_read_as_reference(tmp_path):
     assert yours.is_reference(ROOT / "book/reference/advice/heston")
     assert not yours.is_reference(tmp_path / "advice")

@@ -4,6 +4,7 @@ as its inputs grow (the basket), as numbers, names and flags."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,19 @@ class Advice:
     baseline: dict | None = field(default=None, repr=False)  # the function itself, per size
     fit_from: int = 0  # the smallest size fitted (below: the check at the probe's size)
     boundary: dict | None = field(default=None, repr=False)  # the probe's bump and reprice
+    data_bytes: int | None = None  # the data's largest array at the probe's size, probe_n
+    probe_n: int | None = None
+
+    @property
+    def mmap_at(self) -> int | None:
+        """The size at which the data's largest array reaches glibc's mmap threshold, where it
+        does before the target (None otherwise, or where the advice did not record its data)."""
+        from jacbench.measure.heap import MMAP_THRESHOLD
+
+        if not self.data_bytes or not self.probe_n:
+            return None
+        at = math.ceil(MMAP_THRESHOLD / (self.data_bytes / self.probe_n))
+        return at if at <= self.target else None
 
     @property
     def interval(self) -> tuple[float, float] | None:
@@ -153,6 +167,8 @@ def advice(path: str | Path) -> Advice:
         baseline=raw.get("baseline"),
         fit_from=raw.get("fit_from", 0),
         boundary=raw.get("boundary"),
+        data_bytes=raw.get("data_bytes"),
+        probe_n=raw.get("probe_n"),
     )
 
 
