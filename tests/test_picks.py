@@ -88,6 +88,22 @@ def test_the_first_to_catch_up_is_named_with_its_call():
     assert none.first_to_catch_up is None
 
 
+def test_a_break_even_is_given_as_the_range_the_margins_allow():
+    e = lambda name, cold, warm: picks.Entry(name, warm, cold, 0, 0, None)  # noqa: E731
+    eager, quick, near = e("eager", 1.0, 0.5), e("quick", 3.0, 0.1), e("near", 3.0, 0.45)
+    assert picks.overtakes(eager, quick) == 7  # 1 + (3 - 1) / (0.5 - 0.1) = 6: from call 7
+    # First calls' quotient off by 1.5, warm calls' by 1.2: 2.0 and 0.083 (1 + 1 / 0.417 =
+    # 3.4: from call 4) to 4.5 and 0.12 (1 + 3.5 / 0.38 = 10.2: from call 11).
+    assert picks.overtakes_within(eager, quick, 1.5, 1.2) == (4, 11)
+    # For near, 2.0 and 0.375 (1 + 1 / 0.125 = 9: from call 10); against it, its warm call
+    # (0.54) is no faster than eager's: it may never overtake.
+    assert picks.overtakes_within(eager, near, 1.5, 1.2) == (10, None)
+    assert picks.overtakes_within(eager, quick, 1.0, 1.0) == (7, 7)  # one session: one call
+    p = picks.Pick("tall", "question", 10, "torch", ("quick",), ("eager",), 7,
+                   {"eager": eager, "quick": quick}, (), 1.5, 1.2)  # fmt: skip
+    assert p.overtakes_range == (4, 11)
+
+
 def test_a_slower_row_leaves_the_pick(reference, sessions):
     i = at(reference, "torch", "steps-compiled-pathwise", paths=picks.QUESTION_N)
     row = reference.loc[i]

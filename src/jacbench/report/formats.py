@@ -122,3 +122,14 @@ def decimal(x) -> str:
 def percent(x) -> str:
     """A share as a whole percentage: '98%'; '–' where there is none."""
     return "–" if missing(x) else f"{x:.0%}"
+
+
+def calls(span) -> str:
+    """A break-even's range of calls (picks.overtakes_within): "4 to 11", "10 on or never"
+    where it may never come, the one call where both ends agree."""
+    if span is None or missing(span[0]):
+        return "–"
+    low, high = span
+    if high is None:
+        return f"{low:,} on or never"
+    return f"{low:,}" if low == high else f"{low:,} to {high:,}"

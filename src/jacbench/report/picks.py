@@ -14,7 +14,7 @@ book's answer), or of the whole-array form only (the GBM chapter's comparison).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -58,6 +58,10 @@ class Pick:
     overtakes_at: int | None
     entries: Mapping[str, Entry]
     comparisons: tuple[noise.Comparison, ...]  # each winner against every other candidate
+    # How far the quotient of two strategies' first calls, and of their warm calls, moved
+    # between sessions in this framework (1: one session): what bounds a break-even.
+    cold_margin: float = 1.0
+    warm_margin: float = 1.0
 
     @property
     def clear(self) -> bool:
@@ -80,6 +84,22 @@ class Pick:
             return None
         found = {n: overtakes(self.entry(self.one_call[0]), self.entry(n)) for n in self.repeated}
         return min((n for n, k in found.items() if k is not None), key=found.get, default=None)
+
+    def overtakes_between(self, first: str, then: str) -> tuple[int | None, int | None]:
+        """The call from which then has taken less in all than first, earliest and latest, with
+        the quotients of their first and warm calls moved by the margins in then's favour and
+        against it (overtakes_within)."""
+        return overtakes_within(
+            self.entry(first), self.entry(then), self.cold_margin, self.warm_margin
+        )
+
+    @property
+    def overtakes_range(self) -> tuple[int | None, int | None] | None:
+        """overtakes_between for overtakes_at's pair; None where overtakes_at is None."""
+        then = self.first_to_catch_up
+        if self.overtakes_at is None or then is None:
+            return None
+        return self.overtakes_between(self.one_call[0], then)
 
 
 def candidates(df: pd.DataFrame, form: str | None = None) -> pd.DataFrame:
@@ -156,6 +176,20 @@ def overtakes(first: Entry, then: Entry) -> int | None:
     return int(n) + 1
 
 
+def overtakes_within(
+    first: Entry, then: Entry, cold: float, warm: float
+) -> tuple[int | None, int | None]:
+    """overtakes(first, then) at its earliest and latest where the quotient of their first
+    calls may be off by a factor cold and that of their warm calls by warm (the margins): then's
+    times divided by them, then multiplied; a latest of None: within the margins then's warm
+    call may be no faster, and it may never overtake."""
+
+    def moved(by_cold: float, by_warm: float) -> Entry:
+        return replace(then, cold_s=then.cold_s * by_cold, warm_s=then.warm_s * by_warm)
+
+    return overtakes(first, moved(1 / cold, 1 / warm)), overtakes(first, moved(cold, warm))
+
+
 def pick(rows: pd.DataFrame, shape: str, regime: str, size: int, margins: noise.Margins) -> Pick:
     """The pick among one framework's candidate rows of one shape at one size."""
     there = _ok(rows[rows["size"] == size])
@@ -176,16 +210,19 @@ def pick(rows: pd.DataFrame, shape: str, regime: str, size: int, margins: noise.
         # winner says when repeated calls start to pay.
         found = [overtakes(entries[names[1][0]], entries[n]) for n in names[0]]
         after = min((n for n in found if n is not None), default=None)
+    fw = str(there["framework"].iloc[0]) if len(there) else ""
     return Pick(
         shape,
         regime,
         size,
-        str(there["framework"].iloc[0]) if len(there) else "",
+        fw,
         names[0],
         names[1],
         after,
         entries,
         tuple(comparisons),
+        margins.of("cold", fw) if fw else 1.0,
+        margins.of("warm", fw) if fw else 1.0,
     )
 
 

@@ -95,6 +95,14 @@ class Answer:
         return book_picks.overtakes(self.pick.entry(self.pick.one_call[0]), self.pick.entry(name))
 
     @property
+    def snippet_overtakes_range(self) -> tuple[int | None, int | None] | None:
+        """snippet_overtakes' earliest and latest call within the margins."""
+        name = self.snippet.compiled or self.snippet.first
+        if self.snippet_overtakes is None:
+            return None
+        return self.pick.overtakes_between(self.pick.one_call[0], name)
+
+    @property
     def hessian_is_pick(self) -> bool:
         return bool(self.hessian_pick and self.snippet.hessian in self.hessian_pick.repeated)
 

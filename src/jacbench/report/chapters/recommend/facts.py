@@ -153,6 +153,13 @@ class Facts:
         p = self.pick(shape, regime, framework)
         return p.overtakes_at if p else None
 
+    def overtakes_range(
+        self, shape: str, regime: str, framework: str
+    ) -> tuple[int | None, int | None] | None:
+        """overtakes_at's earliest and latest call within the margins (Pick.overtakes_range)."""
+        p = self.pick(shape, regime, framework)
+        return p.overtakes_range if p else None
+
     def only(self, shape: str, framework: str) -> bool:
         """Whether a single candidate of a shape ran in a framework, at every size picked (so
         that it wins by default)."""

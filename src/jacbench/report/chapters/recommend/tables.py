@@ -32,7 +32,9 @@ def _from(p: Pick) -> str:
     """The call from which the repeated-call winner has taken less time in all: 1 where it also
     wins the first call, said tied where it is only within the noise of the one that does."""
     if p.overtakes_at is not None:
-        return f"from call {p.overtakes_at:,}"
+        span = p.overtakes_range
+        within = "" if span is None or span[0] == span[1] else f" ({formats.calls(span)})"
+        return f"from call {p.overtakes_at:,}{within}"
     if not p.same:
         return "–"
     return "from call 1" if p.repeated[0] == p.one_call[0] else "from call 1 (first calls tied)"
