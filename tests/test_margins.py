@@ -136,3 +136,51 @@ def test_two_strategies_timed_against_one_simulation_are_ranked_by_their_ratios(
         max(jvp["ratio_median"], pathwise["ratio_median"])
         / min(jvp["ratio_median"], pathwise["ratio_median"])
     )
+
+
+# --- the rule with literal answers: nothing below works a margin or a ranking out again -------
+
+
+def _session(*warm: tuple[str, float]) -> pd.DataFrame:
+    """A made-up session: PyTorch GBM strategies at N = 10^5, each with its warm median."""
+    return pd.DataFrame(
+        {"problem": "gbm", "framework": "torch", "strategy": name, "target": "strategy",
+         "form": "array", "paths": 100_000, "dtype": "float32", "allocator": "glibc",
+         "status": "ok", "warm_median_s": s, "cold_s": 10 * s, "ratio_median": float("nan")}
+        for name, s in warm
+    )  # fmt: skip
+
+
+def test_two_sessions_whose_quotients_moved_1_1_and_0_9_give_a_margin_of_1_1_over_0_9():
+    first = _session(("jacfwd", 0.100), ("pathwise", 0.200))
+    other = _session(("jacfwd", 0.110), ("pathwise", 0.180))  # moved 1.1 and 0.9
+    m = margins.measure(first, [other])
+    assert m.sessions == 2 and m.warm["torch"] == pytest.approx(1.1 / 0.9)
+    assert m.cold["torch"] == pytest.approx(1.1 / 0.9)
+
+
+def _spread(value, low=None, high=None, seconds=None):
+    return margins.Spread(value, value if low is None else low, value if high is None else high,
+                          value if seconds is None else seconds)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "faster, slower, margin, ranked",
+    [
+        (_spread(0.010), _spread(0.020), 1.5, True),  # 2.0 beyond 1.5, spreads apart
+        (_spread(0.010), _spread(0.015), 1.5, False),  # exactly at the margin: not beyond it
+        (_spread(0.010), _spread(0.0151), 1.5, True),  # just beyond it
+        (_spread(0.010, high=0.030), _spread(0.020, low=0.018), 1.5, False),  # spreads meet
+        (_spread(0.0002), _spread(0.0009), 1.5, False),  # both under the 1 ms floor
+        (_spread(0.0002), _spread(0.0200), 1.5, True),  # one under it, one far above it
+    ],
+)
+def test_the_rule_on_plain_numbers(faster, slower, margin, ranked):
+    assert margins.ranks(faster, slower, margin) is ranked
+
+
+def test_equal_medians_are_ordered_by_name_whatever_the_files_order():
+    rows = [_row("jacrev", 0.010), _row("grad-loop", 0.010), _row("jacfwd", 0.030)]
+    rows = pd.DataFrame(rows).assign(status="ok")
+    for order in (rows, rows.iloc[::-1]):
+        assert [r["strategy"] for r in margins.group(order, FLAT)] == ["grad-loop", "jacrev"]

@@ -253,10 +253,11 @@ def compare(a: pd.Series, b: pd.Series, margins: Margins, wanted: str = "repeate
 
 def group(rows: pd.DataFrame, margins: Margins, wanted: str = "repeated") -> list[pd.Series]:
     """The fastest correct row (by first call for "cold", else by warm median) and every other
-    that it does not beat by the rule, in that order; [] where none ran."""
+    that it does not beat by the rule, in that order; [] where none ran. Equal times are ordered
+    by the strategy's name, so the rows' order in the file never decides."""
     column = COLUMN["cold" if wanted == "cold" else "warm"]
     ok = rows[(rows["status"] == "ok").fillna(False).astype(bool)].dropna(subset=[column])
-    ok = ok.sort_values(column, kind="stable")
+    ok = ok.sort_values([column, "strategy"], kind="stable")
     if ok.empty:
         return []
     first = ok.iloc[0]
