@@ -56,7 +56,7 @@ def test_allocation_past_the_cap_is_killed_and_recorded():
     row = _probe("allocate_forever", mem_cap=harness.GIB)
     assert row["status"] == "memory-cap"
     assert "above the cap of 1.00 GiB" in row["message"]
-    # Polled every 20 ms while 100 MB blocks arrive every few ms: killed soon after the cap.
+    # Polled every 20 ms while 100 MB blocks arrive every 0.1 s: killed soon after the cap.
     assert harness.GIB < row["watched_peak_rss"] < 2 * harness.GIB
 
 

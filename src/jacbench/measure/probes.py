@@ -23,12 +23,19 @@ def allocate_400mb() -> int:
     return int(block.sum() > 0) * block.nbytes
 
 
+# allocate_forever's pause between blocks: 100 MB a tenth of a second, so that the harness's
+# poll (every 20 ms) would have to be late by most of a second, on busy cores, for the process
+# to pass twice a 1 GiB cap before it is killed (at 5 ms it passed it on a loaded machine).
+FOREVER_PAUSE_S = 0.1
+
+
 def allocate_forever() -> None:
-    """Allocate and touch 100 MB blocks until the harness kills the process."""
+    """Allocate and touch 100 MB blocks, one every FOREVER_PAUSE_S, until the harness kills the
+    process."""
     blocks = []
     while True:
         blocks.append(np.ones(100 * MB, dtype=np.uint8))
-        time.sleep(0.005)
+        time.sleep(FOREVER_PAUSE_S)
 
 
 def sleep_forever() -> None:
