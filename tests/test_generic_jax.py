@@ -6,13 +6,13 @@ on for the other tests."""
 
 import ast
 
+# Plain imports: JAX is pinned, and a broken install must fail here, not skip these tests.
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from jacbench.strategies import generic
-
-jax = pytest.importorskip("jax")
-jnp = pytest.importorskip("jax.numpy")
 
 ORDER1 = generic.all_records("jax", 1)
 ORDER2 = generic.all_records("jax", 2)

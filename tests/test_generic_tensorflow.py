@@ -11,9 +11,10 @@ import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-from jacbench.strategies import generic  # noqa: E402
+# A plain import: TensorFlow is pinned, and a broken install must fail here, not skip.
+import tensorflow as tf  # noqa: E402
 
-tf = pytest.importorskip("tensorflow")
+from jacbench.strategies import generic  # noqa: E402
 
 ORDER1 = generic.all_records("tensorflow", 1)
 ORDER2 = generic.all_records("tensorflow", 2)

@@ -8,11 +8,11 @@ tape-jacobian-function strategy puts the tape inside one tf.function, traced onc
 import numpy as np
 import pytest
 
+# A plain import: TensorFlow is pinned, and a broken install must fail here, not skip.
+from tensorflow.python.ops.parallel_for import control_flow_ops
+
 from jacbench.problems import moments
 from jacbench.strategies import registry
-
-tf = pytest.importorskip("tensorflow")
-from tensorflow.python.ops.parallel_for import control_flow_ops  # noqa: E402
 
 CALLS = 4
 
