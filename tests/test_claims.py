@@ -77,3 +77,25 @@ def test_an_edited_row_stops_the_reference_build_naming_the_claim(tmp_path, monk
     out = book.run_notebook("01-question", [["results", str(own)]], tmp_path / "b.ipynb")
     shown = json.dumps(json.loads(out.read_text())["cells"])
     assert shown.count("claim-failed") == 1 and "ran faster" in shown
+
+
+def test_every_page_that_claims_checks_its_claims_against_the_rows_it_reads():
+    # claims.use decides strict or warn from the rows; a page that held claims without it would
+    # keep the previous page's mode, or warn on the reference instead of stopping.
+    pages = [*sorted((ROOT / "notebooks").glob("*.md")), ROOT / "book" / "index.md"]
+    claiming = [p for p in pages if "claims.hold(" in p.read_text()]
+    assert len(claiming) >= 9
+    for page in claiming:
+        text = page.read_text()
+        # use(df), or use_reference(...) where the page reads advice.json rather than rows
+        first = min((text.index(c) for c in ("claims.use(", "claims.use_reference(") if c in text),
+                    default=None)  # fmt: skip
+        assert first is not None and first < text.index("claims.hold("), page.name
+
+
+def test_the_book_built_from_the_reference_shows_no_failed_claim(built):
+    out, _ = built
+    pages = list((out / "html").rglob("*.html"))
+    assert len(pages) >= 10
+    failed = [p.name for p in pages if "claim-failed" in p.read_text(errors="replace")]
+    assert failed == []
