@@ -455,7 +455,8 @@ def test_sizes_start_past_the_mmap_threshold_the_target_passes():
     # 20 bytes a row stay under it at 10^6: the sizes are those of a function without data.
     plain, _ = auto_sizes(1000, 2e-3, timeout=120, floor=1e-3, target=10**6)
     assert auto_sizes(1000, 2e-3, timeout=120, floor=1e-3, target=10**6, bytes_per_n=20) == (
-        plain, ""
+        plain,
+        "",
     )
     # 4,000 bytes a row pass it at 8,389 rows; a decade from there would pass the target, which
     # is predicted from half of it; at 30,000, that would leave less than 2x: on to the target.

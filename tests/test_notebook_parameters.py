@@ -107,7 +107,7 @@ def test_values_of_another_form_are_refused(text, default):
 
 
 def test_every_chapters_parameter_has_a_literal_default_to_check_against(tmp_path):
-    for name in book.NOTEBOOKS:
+    for name in book.chapters():
         path = tmp_path / f"{name}.ipynb"
         nbformat.write(jupytext.read(str(ROOT / "notebooks" / f"{name}.md")), str(path))
         declared = papermill.inspect_notebook(str(path))

@@ -93,9 +93,9 @@ def cmd_advise(args: argparse.Namespace) -> int:
     req = _request(args)
     out = Path(args.out)
     if args.book:  # the chapter lives in the checkout jacbench is installed from: found first
-        from jacbench.publish.parameters import checkout_root
+        from jacbench.publish.parameters import OWN_CHECKOUT, checkout_root
 
-        root = checkout_root(Path(__file__).resolve().parents[3])
+        root = checkout_root(OWN_CHECKOUT)
     found = advise.advise(req, out, progress=lambda line: print(line, file=sys.stderr))
     print(output.table(found))
     print()

@@ -25,23 +25,9 @@ from jacbench.errors import UsageError
 from jacbench.measure import crossover, profiles, store, sweeps
 from jacbench.publish.execution import BookError, declared, execute, execute_all
 from jacbench.publish.execution import say as _say
-from jacbench.publish.parameters import checkout_root, parse_parameters
+from jacbench.publish.parameters import chapters, checkout_root, parse_parameters
 from jacbench.report import dataset
 
-# The chapters in reading order, as _toc.yml lists them: notebooks/NAME.md each.
-NOTEBOOKS = (
-    "01-question",
-    "02-modes",
-    "03-vectorized",
-    "04-gbm",
-    "05-limit",
-    "06-wide",
-    "07-recommend",
-    "08-your-function",
-    "09-method",
-    "10-results",
-    "11-glossary",
-)
 # The front page: a notebook too (it glues the answer's measured price), at the book's root.
 FRONT = "index"
 FRONT_SOURCE = Path("book/index.md")
@@ -221,8 +207,8 @@ def run_notebook(name: str, pairs: list[list[str]] | None, out: Path | None = No
 
     root = checkout_root()
     name = Path(name).stem if name.endswith((".md", ".ipynb")) else name
-    if name not in (FRONT, *NOTEBOOKS):
-        valid = ", ".join((FRONT, *NOTEBOOKS))
+    if name not in (FRONT, *chapters(root)):
+        valid = ", ".join((FRONT, *chapters(root)))
         raise UsageError(f"unknown notebook {name!r}; choose one of: {valid}")
     out = (out or root / "_build" / "notebooks" / f"{name}.ipynb").resolve()
     if out.suffix != ".ipynb":
@@ -286,7 +272,7 @@ def build(
     staged = stage_data(results, staging, root)
     converted = {
         name: convert(source_of(root, name), staged_notebook(staging, name))
-        for name in (FRONT, *NOTEBOOKS)
+        for name in (FRONT, *chapters(root))
     }
     (staging / FRONT_SOURCE).unlink()  # its executed notebook stands in its place
     planned = {name: declared(nb, parameters_for(staged)) for name, nb in converted.items()}

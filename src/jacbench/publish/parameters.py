@@ -5,12 +5,27 @@ that a value of the wrong form is one line before anything runs, not a failing c
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from jacbench.errors import UsageError
 
 # What marks the checkout's root: the book's table of contents and the chapters' folder.
 MARKS = ("_toc.yml", "notebooks")
+# The checkout an editable install runs from (src/jacbench/publish/parameters.py in it): the one
+# place that knows the package's own checkout.
+OWN_CHECKOUT = Path(__file__).resolve().parents[3]
+
+
+@functools.cache
+def chapters(root: Path = OWN_CHECKOUT) -> tuple[str, ...]:
+    """The chapters in reading order, from the one list of them, the checkout's _toc.yml: each
+    notebooks/NAME.md, by NAME (the front page and the bibliography are not chapters)."""
+    import yaml
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    files = [entry["file"] for entry in toc.get("chapters", [])]
+    return tuple(Path(f).name for f in files if Path(f).parent.name == "notebooks")
 
 
 def is_checkout(folder: Path) -> bool:
@@ -24,8 +39,7 @@ def checkout_root(start: Path | None = None) -> Path:
     for folder in (start, *start.parents):
         if is_checkout(folder):
             return folder
-    # An editable install knows its checkout: src/jacbench/publish/parameters.py in it.
-    own = Path(__file__).resolve().parents[3]
+    own = OWN_CHECKOUT
     where = f"cd {own}" if is_checkout(own) else "cd into the checkout (it holds _toc.yml)"
     raise UsageError(
         f"{start} is not inside a jacbench checkout, where the chapters are: {where} and run "

@@ -14,20 +14,13 @@ from pathlib import Path
 
 from jacbench.publish import prose
 from jacbench.publish.chromium import VIEWPORTS
+from jacbench.publish.parameters import chapters
 
-# The chapters that open with their answer, and the title of the box that gives it.
+# The chapters that open with their answer, and the title of the box that gives it: every
+# chapter up to "Your function" (the method, the results and the glossary are for looking up).
+LAST_SUMMARIZED = "08-your-function"
 SUMMARIZED = tuple(
-    f"notebooks/{name}"
-    for name in (
-        "01-question",
-        "02-modes",
-        "03-vectorized",
-        "04-gbm",
-        "05-limit",
-        "06-wide",
-        "07-recommend",
-        "08-your-function",
-    )
+    f"notebooks/{name}" for name in chapters()[: chapters().index(LAST_SUMMARIZED) + 1]
 )
 SUMMARY_TITLE = "In short"
 # Pages whose text is not prose to read: the bibliography.
