@@ -35,6 +35,13 @@ def _sizes(text: str | None, option: str) -> list[int] | None:
     return [parse_size(v, option) for v in values] if values else None
 
 
+def add_cluster(p: argparse.ArgumentParser) -> None:
+    """The --cluster option of the commands that measure (see measure.cluster)."""
+    p.add_argument("--cluster", metavar="WHERE", help="measure on a Dask cluster: local (process "
+                   "workers here), tcp://HOST:8786 (a running scheduler) or slurm[:CONFIG.yaml] "
+                   "(default: here, without Dask)")  # fmt: skip
+
+
 def _add_limits(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mem-cap", help="kill a case above this RSS (default: min(8GiB, RAM/2))")
     p.add_argument("--timeout", type=float, help="kill a case after this many seconds")
@@ -216,6 +223,7 @@ def _add_sweep(sub) -> None:
                    "exit with status 2)")  # fmt: skip
     p.add_argument("--stop-after", type=float, help="start no case after this many seconds; "
                    "a rerun measures the rest")  # fmt: skip
+    add_cluster(p)
     p.set_defaults(func=cmd_sweep)
 
 
@@ -235,7 +243,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         "device": args.device,
     }
     print(runner.sweep(args.profile, overrides, args.out, args.fresh, args.jobs, args.quiet,
-                       args.wait, args.stop_after))  # fmt: skip
+                       args.wait, args.stop_after, args.cluster))  # fmt: skip
     return 0
 
 

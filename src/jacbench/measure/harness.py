@@ -10,6 +10,8 @@ once, in the same environment, instead (measure.forks).
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import os
 import signal
@@ -87,6 +89,28 @@ class Limits:
 
 
 _LIVE: set = set()  # the workers running: subprocess.Popen or forks.Forked
+# Set in a Dask worker (measure.cluster): a fresh measuring child is killed when the thread that
+# started it dies, so that a worker process lost in the middle of a case leaves no case running.
+DIE_WITH_PARENT = False
+# Where run_worker's calls go instead of this machine (measure.cluster.pinned), or None.
+_ELSEWHERE = None
+
+
+@contextlib.contextmanager
+def elsewhere(run):
+    """Every run_worker call made meanwhile answered by run(spec, limits, allocator, steady)."""
+    global _ELSEWHERE
+    before, _ELSEWHERE = _ELSEWHERE, run
+    try:
+        yield
+    finally:
+        _ELSEWHERE = before
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL when its parent thread ends (Linux's PR_SET_PDEATHSIG)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
 
 
 def kill_all() -> None:
@@ -146,6 +170,8 @@ def run_worker(
 ) -> dict[str, Any]:
     """Launch the worker for spec (under allocator, glibc's thresholds fixed if steady), watch
     it, and return its record with a status."""
+    if _ELSEWHERE is not None:
+        return _ELSEWHERE(spec, limits, allocator, steady)
     env = {k: v for k, v in os.environ.items() if k not in NO_MAPPINGS}
     env.update(thread_environment(int(spec.get("threads", 1))))
     env.update(allocator_environment(allocator, steady))
@@ -224,6 +250,7 @@ def _launch(spec: dict, env: dict[str, str], out, err):
         stderr=err,
         env=env,
         start_new_session=True,  # its own process group, killed whole
+        preexec_fn=_die_with_parent if DIE_WITH_PARENT else None,
     )
 
 

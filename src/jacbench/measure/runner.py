@@ -230,8 +230,12 @@ def run_sweep(
     jobs: int = 1,
     wait: bool = False,
     stop_after: float | None = None,
+    cluster: str | None = None,
 ) -> Path:
     """Measure every case not yet in out; write the metadata sidecar; return out.
+
+    With cluster (local, tcp://HOST:PORT or slurm), the cases run on a Dask cluster's machines
+    instead (measure.cluster_sweep; jobs: the workers of a local one); without, here.
 
     With stop_after (seconds), no case starts once that long has passed since the sweep began:
     the cases not started are left for a rerun, which measures them (a machine lent for a while).
@@ -242,6 +246,10 @@ def run_sweep(
     writing out is a UsageError naming it, or with wait, is waited for (lock.locked): two
     sweeps never measure into one file at once.
     """
+    if cluster is not None:
+        from jacbench.measure import cluster_sweep
+
+        return cluster_sweep.run(list(cases), out, cluster, quiet, fresh, jobs, wait, stop_after)
     out = Path(out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -327,10 +335,11 @@ def sweep(
     quiet: bool = False,
     wait: bool = False,
     stop_after: float | None = None,
+    cluster: str | None = None,
 ) -> str:
     """The sweep command: a profile's cases (overrides applied) measured into out (default
-    results/NAME.csv), after any other sweep writing it if wait; returns a one-line account of
-    the file."""
+    results/NAME.csv), after any other sweep writing it if wait, here or on a Dask cluster;
+    returns a one-line account of the file."""
     spec = profiles.load_profile(profile)
     cases = profiles.expand(spec, overrides)
     if not cases:
@@ -342,7 +351,16 @@ def sweep(
         raise UsageError(f"--jobs must be at least 1, got {jobs}")
     if stop_after is not None and not stop_after > 0:
         raise UsageError(f"--stop-after must be positive, got {stop_after}")
-    run_sweep(cases, out, quiet=quiet, fresh=fresh, jobs=jobs, wait=wait, stop_after=stop_after)
+    run_sweep(
+        cases,
+        out,
+        quiet=quiet,
+        fresh=fresh,
+        jobs=jobs,
+        wait=wait,
+        stop_after=stop_after,
+        cluster=cluster,
+    )
     rows = store.read_rows(out)
     counts: dict[str, int] = {}
     for r in rows:
