@@ -15,7 +15,6 @@ from jacbench.cli import main
 from jacbench.errors import UsageError
 from jacbench.measure import cluster, environment, probes, profiles, runner, store
 
-pytest.importorskip("distributed")
 
 NAP = "callable:jacbench.measure.probes:nap"
 LOSE = "callable:jacbench.measure.probes:lose_worker"
