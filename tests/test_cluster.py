@@ -13,8 +13,7 @@ import pytest
 
 from jacbench.cli import main
 from jacbench.errors import UsageError
-from jacbench.measure import cluster, environment, probes, profiles, runner, store
-
+from jacbench.measure import cluster, environment, probes, profiles, store, sweeps
 
 NAP = "callable:jacbench.measure.probes:nap"
 LOSE = "callable:jacbench.measure.probes:lose_worker"
@@ -124,7 +123,7 @@ def test_a_worker_lost_mid_case_is_retried_once_then_an_error_row_naming_it(
     profile = _profile(tmp_path, [1, 2, 3], [1])
     out = tmp_path / "r.csv"
     cases = profiles.expand(profiles.load_profile(str(profile)))
-    runner.run_sweep(cases, out, quiet=True, jobs=2, cluster="local")
+    sweeps.run(cases, out, "local", quiet=True, jobs=2)
     rows = _lines(out)
     assert len(rows) == 4 and len({r["key"] for r in rows}) == 4  # nothing lost, nothing twice
     assert (tmp_path / "lost").read_text() == "x" * losses

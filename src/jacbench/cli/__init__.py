@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from jacbench.cli.cluster import add_cluster
 from jacbench.errors import BuildStopped, UsageError
 from jacbench.problems import arguments
 from jacbench.report import dataset
@@ -33,13 +34,6 @@ def _split(text: str | None) -> list[str] | None:
 def _sizes(text: str | None, option: str) -> list[int] | None:
     values = _split(text)
     return [parse_size(v, option) for v in values] if values else None
-
-
-def add_cluster(p: argparse.ArgumentParser) -> None:
-    """The --cluster option of the commands that measure (see measure.cluster)."""
-    p.add_argument("--cluster", metavar="WHERE", help="measure on a Dask cluster: local (process "
-                   "workers here), tcp://HOST:8786 (a running scheduler) or slurm[:CONFIG.yaml] "
-                   "(default: here, without Dask)")  # fmt: skip
 
 
 def _add_limits(p: argparse.ArgumentParser) -> None:
@@ -228,7 +222,7 @@ def _add_sweep(sub) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from jacbench.measure import runner
+    from jacbench.measure import sweeps
 
     overrides = {
         "frameworks": _split(args.frameworks),
@@ -242,7 +236,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         "threads": args.threads,
         "device": args.device,
     }
-    print(runner.sweep(args.profile, overrides, args.out, args.fresh, args.jobs, args.quiet,
+    print(sweeps.sweep(args.profile, overrides, args.out, args.fresh, args.jobs, args.quiet,
                        args.wait, args.stop_after, args.cluster))  # fmt: skip
     return 0
 

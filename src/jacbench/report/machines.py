@@ -73,5 +73,6 @@ def same_machine(a: pd.Series, b: pd.Series, what: str = "a comparison") -> None
     """MixedMachines where two rows were measured on different machines."""
     x, y = a.get("env"), b.get("env")
     if pd.notna(x) and pd.notna(y) and x != y:
-        raise MixedMachines(f"{what} compares rows of one machine, and these come from machine "
-                            f"{x} and machine {y}")  # fmt: skip
+        raise MixedMachines(
+            f"{what} compares rows of one machine, and these come from machine {x} and machine {y}"
+        )

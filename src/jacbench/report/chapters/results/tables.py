@@ -49,8 +49,7 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
     machine = {}
     if len(found) > 1:
         named = machines.names(df.attrs.get("meta") or {}, found)
-        machine = {"machine": rows["env"].map(lambda e: named.get(e, "") if isinstance(e, str)
-                                              else "")}  # fmt: skip
+        machine = {"machine": rows["env"].map(lambda e: named.get(str(e), ""), na_action="ignore")}
     return pd.DataFrame(
         {
             "problem": rows["problem"],
