@@ -2,6 +2,7 @@
 machine, nothing lost when a worker dies or the sweep is cancelled, one line for a bad cluster."""
 
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -13,7 +14,16 @@ import pytest
 
 from jacbench.cli import main
 from jacbench.errors import UsageError
-from jacbench.measure import cluster, environment, probes, profiles, store, sweeps
+from jacbench.measure import (
+    cluster,
+    cluster_sweep,
+    environment,
+    harness,
+    probes,
+    profiles,
+    store,
+    sweeps,
+)
 
 NAP = "callable:jacbench.measure.probes:nap"
 LOSE = "callable:jacbench.measure.probes:lose_worker"
@@ -154,3 +164,58 @@ def test_a_cancelled_cluster_sweep_leaves_whole_rows_and_a_rerun_measures_the_re
     rows = _lines(out)
     assert len(rows) == 8 == len({r["key"] for r in rows})
     assert rows[: len(kept)] == kept  # what was measured before the cancel stands
+
+
+def test_the_quick_profiles_cases_have_the_local_runners_keys_on_the_clusters_workers(
+    quick_results,
+):
+    """Every case of the test sweep of the quick profile (tests/conftest.py), sent to the two
+    workers of a LocalCluster: each worker keys it as the local runner did, finds it measured
+    and returns at once; and the client leaves every one of them unsubmitted."""
+    out, cases = quick_results
+    keys = {r["key"] for r in store.read_rows(out)}
+    with cluster.connect("local", workers=2) as client:
+        futures = [client.submit(cluster.measure_task, c, frozenset(keys), None, pure=False,
+                                 resources={cluster.RESOURCE: 1}) for c in cases]  # fmt: skip
+        found = client.gather(futures)
+        machine = {m["key"] for m in client.run(cluster.describe).values()}
+    assert all(set(f) == {"done"} for f in found)
+    assert sorted(f["done"] for f in found) == sorted(keys) and len(keys) == len(cases)
+    todo, done = cluster_sweep._todo(cases, out, machine)
+    assert todo == [] and done == keys
+
+
+ADVISED = """
+import torch
+
+
+def lognormal(theta, z):
+    return theta[0] * torch.exp(theta[1] * z)
+
+
+def example(n):
+    return torch.tensor([100.0, 0.2]), torch.randn(n, generator=torch.Generator().manual_seed(0))
+"""
+
+
+@pytest.mark.slow  # advise's workers on a LocalCluster: the probe, two strategies, two sizes
+def test_advise_on_a_cluster_runs_every_worker_there(tmp_path, monkeypatch, capsys):
+    (tmp_path / "mine.py").write_text(ADVISED)
+    monkeypatch.chdir(tmp_path)
+
+    def here(*args, **kwargs):
+        raise AssertionError("a worker started on the client's machine, not on the cluster's")
+
+    monkeypatch.setattr(harness, "_launch", here)  # the cluster's workers are other processes
+    out = tmp_path / "advice"
+    rc = main(["advise", "mine.py:lognormal", "--example", "mine.py:example", "--sizes",
+               "200,400", "--strategies", "jacfwd,jacrev", "--threads", "1", "--out", str(out),
+               "--cluster", "local"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert "measuring on " in err and "(worker tcp://127.0.0.1:" in err
+    advice = json.loads((out / "advice.json").read_text())
+    assert {s["name"]: s["status"] for s in advice["strategies"]} == {
+        "jacfwd": "ok",
+        "jacrev": "ok",
+    }
