@@ -50,7 +50,7 @@ def _profile(tmp_path: Path, naps: list[int], losses: list[int] = ()) -> Path:
 @pytest.fixture
 def fresh_workers(monkeypatch):
     """Each measuring child started fresh (not forked from a template): it dies with the Dask
-    worker that started it (harness.DIE_WITH_PARENT)."""
+    worker that started it (measure.worker asks Linux to kill it when its parent dies)."""
     monkeypatch.setenv("JACBENCH_WORKERS", "exec")
 
 
@@ -143,6 +143,25 @@ def test_a_worker_lost_mid_case_is_retried_once_then_an_error_row_naming_it(
     if status == "error":
         assert "was lost" in row["message"] and "tcp://127.0.0.1:" in row["message"]
         assert row["env"] == environment.fingerprint(environment.environment())
+    # The measuring child of a killed worker died with it (measure.worker's PR_SET_PDEATHSIG):
+    # none is left sleeping out the probe's minute.
+    assert not _left_running(os.environ[probes.LOSE_VARIABLE])
+
+
+def _left_running(marker: str) -> list[int]:
+    """The processes still running with marker as their LOSE_VARIABLE."""
+    import psutil
+
+    found = []
+    for p in psutil.process_iter():
+        try:
+            if p.environ().get(probes.LOSE_VARIABLE) == marker and "worker" in " ".join(
+                p.cmdline()
+            ):
+                found.append(p.pid)
+        except psutil.Error:
+            continue
+    return found
 
 
 @pytest.mark.slow  # a cluster sweep interrupted, then run again

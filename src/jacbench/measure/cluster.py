@@ -168,7 +168,6 @@ def measure_task(case, done: frozenset[str], deadline: float | None) -> dict[str
         return {"done": key}
     if deadline is not None and time.time() > deadline:
         return None
-    harness.DIE_WITH_PARENT = True  # a worker process lost takes its measuring child with it
     os.environ[probes.WORKER_VARIABLE] = str(os.getpid())
     row = runner.measure_case(case)
     row.update(key=key, env=here["key"], method=store.METHOD)
@@ -181,7 +180,6 @@ def remote_worker(spec: dict, limits, allocator: str = "glibc", steady: bool = F
     for part in (spec.get("probe") or {}, spec.get("params") or {}):
         if part.get("reference"):
             Path(part["reference"]).parent.mkdir(parents=True, exist_ok=True)
-    harness.DIE_WITH_PARENT = True
     return harness.run_worker(spec, limits, allocator, steady)
 
 

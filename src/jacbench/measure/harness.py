@@ -11,7 +11,6 @@ once, in the same environment, instead (measure.forks).
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import signal
@@ -89,9 +88,6 @@ class Limits:
 
 
 _LIVE: set = set()  # the workers running: subprocess.Popen or forks.Forked
-# Set in a Dask worker (measure.cluster): a fresh measuring child is killed when the thread that
-# started it dies, so that a worker process lost in the middle of a case leaves no case running.
-DIE_WITH_PARENT = False
 # Where run_worker's calls go instead of this machine (measure.cluster.pinned), or None.
 _ELSEWHERE = None
 
@@ -105,12 +101,6 @@ def elsewhere(run):
         yield
     finally:
         _ELSEWHERE = before
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: SIGKILL when its parent thread ends (Linux's PR_SET_PDEATHSIG)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
 
 
 def kill_all() -> None:
@@ -250,7 +240,6 @@ def _launch(spec: dict, env: dict[str, str], out, err):
         stderr=err,
         env=env,
         start_new_session=True,  # its own process group, killed whole
-        preexec_fn=_die_with_parent if DIE_WITH_PARENT else None,
     )
 
 

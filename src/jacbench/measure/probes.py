@@ -59,7 +59,7 @@ def lose_worker() -> float:
         with open(path, "a") as f:
             f.write("x")
         os.kill(int(os.environ[WORKER_VARIABLE]), signal.SIGKILL)
-        time.sleep(60)  # the harness's child dies with its worker (harness.DIE_WITH_PARENT)
+        time.sleep(60)  # this process dies with its parent (measure.worker._die_with_parent)
     return nap()
 
 
