@@ -4,6 +4,7 @@ machine, nothing lost when a worker dies or the sweep is cancelled, one line for
 import csv
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -117,6 +118,8 @@ def test_a_local_cluster_measures_the_local_runners_keys_once_each_with_its_mach
     assert meta["machines"][machine]["hosts"] and meta["machines"][machine]["cpu"]
     err = capsys.readouterr().err
     assert "dashboard http" in err and "0 running" in err
+    # Two workers of one measure resource each run no more than two cases at once.
+    assert max(int(n) for n in re.findall(r"(\d+) running", err)) <= 2
     # Run again: nothing is submitted, nothing is written.
     before = there.read_text()
     assert main([*args, "--jobs", "2"]) == 0

@@ -92,12 +92,19 @@ class _Progress:
             self.bar.close()
 
 
-def _running(client, hosts: dict[str, str]) -> dict[str, int]:
-    """How many cases each machine (by host) is running now."""
+def _running(client, hosts: dict[str, str], slots: dict[str, int]) -> dict[str, int]:
+    """How many cases each machine (by host) is running now: the scheduler hands a worker more
+    tasks than it runs at once, which its measure resources (slots, 1 unless known) bound."""
     counts: Counter = Counter()
     for address, keys in client.processing().items():
-        counts[hosts.get(address, address)] += len(keys)
+        counts[hosts.get(address, address)] += min(len(keys), slots.get(address, 1))
     return dict(counts)
+
+
+def _slots(client) -> dict[str, int]:
+    """Each worker's measure resources: the cases it runs at once."""
+    workers = client.scheduler_info(n_workers=-1)["workers"]
+    return {a: int((w.get("resources") or {}).get(cluster.RESOURCE, 1)) for a, w in workers.items()}
 
 
 def lost_row(case: Case, error: BaseException, found: dict, fallback: dict) -> dict[str, Any]:
@@ -168,6 +175,7 @@ def _locked(client, cases: list[Case], out: Path, spec: str, quiet: bool, fresh:
     found = _machines(client)
     store.write_json(store.meta_path(out), _sidecar(out, cases, jobs, spec, found))
     hosts = {a: m["host"] for a, m in found.items()}
+    slots = _slots(client)
     todo, done = _todo(cases, out, {m["key"] for m in found.values()})
     progress = _Progress(len(todo), quiet)
     progress.say(f"{len(cases) - len(todo)} of {len(cases)} cases already measured; "
@@ -202,7 +210,7 @@ def _locked(client, cases: list[Case], out: Path, spec: str, quiet: bool, fresh:
                     row, host = got.get("row"), got.get("host", "?")
                 if row is not None:
                     store.put_row(out, row)
-                progress.finish(case, host, row, _running(client, hosts))
+                progress.finish(case, host, row, _running(client, hosts, slots))
     except KeyboardInterrupt:
         client.cancel(list(futures))  # rows already written stay; a rerun measures the rest
         harness.kill_all()
