@@ -201,7 +201,7 @@ def test_the_quick_profiles_cases_have_the_local_runners_keys_on_the_clusters_wo
                                  resources={cluster.RESOURCE: 1}) for c in cases]  # fmt: skip
         found = client.gather(futures)
         machine = {m["key"] for m in client.run(cluster.describe).values()}
-    assert all(set(f) == {"done"} for f in found)
+    assert all(set(f) == {"done", "host"} for f in found)
     assert sorted(f["done"] for f in found) == sorted(keys) and len(keys) == len(cases)
     todo, done = cluster_sweep._todo(cases, out, machine)
     assert todo == [] and done == keys

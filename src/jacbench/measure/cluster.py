@@ -157,21 +157,21 @@ def describe(dask_worker=None) -> dict[str, Any]:
 
 
 def measure_task(case, done: frozenset[str], deadline: float | None) -> dict[str, Any] | None:
-    """One case on the worker that runs this: its row, keyed with this machine's fingerprint
-    and marked with the host; {"done": key} where this machine measured it already; None once
-    the deadline (a wall-clock time) has passed."""
+    """One case on the worker that runs this: its row, keyed with this machine's fingerprint,
+    with the host and the machine (see machine); {"done": key, "host": ...} where this machine
+    measured it already; None once the deadline (a wall-clock time) has passed."""
     import time
 
     here = machine()
     key = case.key(here["key"])
     if key in done:
-        return {"done": key}
+        return {"done": key, "host": here["host"]}
     if deadline is not None and time.time() > deadline:
         return None
     os.environ[probes.WORKER_VARIABLE] = str(os.getpid())
     row = runner.measure_case(case)
     row.update(key=key, env=here["key"], method=store.METHOD)
-    return {"row": row, "host": here["host"]}
+    return {"row": row, "host": here["host"], "machine": here}
 
 
 def remote_worker(spec: dict, limits, allocator: str = "glibc", steady: bool = False) -> dict:

@@ -42,19 +42,28 @@ def _sidecar(out: Path, cases: list[Case], jobs: int, spec: str, found: dict) ->
     before = store.read_meta(out) if out.exists() else {}
     machines = dict(before.get("machines") or {})
     if before.get("environment_key"):  # a local sweep's own machine
-        keep = ("environment_key", "columns", "cases", "jobs", "date", "allocators", "devices")
+        sweep_only = ("environment_key", "columns", "cases", "jobs", "date", "allocators",
+                      "devices")  # fmt: skip
         machines.setdefault(before["environment_key"],
-                            {k: v for k, v in before.items() if k not in keep})  # fmt: skip
-    for m in found.values():
-        hosts = set(machines.get(m["key"], {}).get("hosts", [])) | {m["host"]}
-        machines[m["key"]] = {**m["env"], "hosts": sorted(hosts),
-                              "read_bandwidth": m["read_bandwidth"]}  # fmt: skip
+                            {k: v for k, v in before.items() if k not in sweep_only})  # fmt: skip
     first = next(iter(found.values()))
     meta = environment.metadata_record(first["env"], cases, jobs, store.COLUMNS)
     meta["read_bandwidth"] = first["read_bandwidth"]  # the measuring machine's, not this one's
     meta["cluster"] = spec
     meta["machines"] = machines
+    for m in found.values():
+        _add_machine(meta, m)
     return meta
+
+
+def _add_machine(meta: dict, machine: dict) -> bool:
+    """Describe a machine (cluster.machine) in the sidecar's machines, its host among those
+    seen; whether that changed anything (a worker that joined after the sweep began)."""
+    was = meta["machines"].get(machine["key"], {})
+    hosts = sorted(set(was.get("hosts", [])) | {machine["host"]})
+    now = {**machine["env"], "hosts": hosts, "read_bandwidth": machine["read_bandwidth"]}
+    meta["machines"][machine["key"]] = now
+    return now != was
 
 
 class _Progress:
@@ -173,7 +182,8 @@ def _locked(client, cases: list[Case], out: Path, spec: str, quiet: bool, fresh:
         store.check(out)
         store.repair(out)
     found = _machines(client)
-    store.write_json(store.meta_path(out), _sidecar(out, cases, jobs, spec, found))
+    meta = _sidecar(out, cases, jobs, spec, found)
+    store.write_json(store.meta_path(out), meta)
     hosts = {a: m["host"] for a, m in found.items()}
     slots = _slots(client)
     todo, done = _todo(cases, out, {m["key"] for m in found.values()})
@@ -208,6 +218,8 @@ def _locked(client, cases: list[Case], out: Path, spec: str, quiet: bool, fresh:
                         left += 1
                         continue
                     row, host = got.get("row"), got.get("host", "?")
+                    if "machine" in got and _add_machine(meta, got["machine"]):
+                        store.write_json(store.meta_path(out), meta)
                 if row is not None:
                     store.put_row(out, row)
                 progress.finish(case, host, row, _running(client, hosts, slots))
