@@ -68,6 +68,17 @@ def test_a_bad_cluster_is_one_line_and_status_2(tmp_path, capsys, naps_profile, 
     assert not out.exists()
 
 
+@pytest.mark.parametrize("command", [["reference"], ["advise", "m.py:f", "--example", "m.py:g"]])
+def test_reference_and_advise_refuse_a_bad_cluster_in_one_line(
+    command, capsys, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    assert main([*command, "--cluster", "nowhere"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [err[0]] and err[0].startswith("jacbench: error: --cluster 'nowhere': choose")
+    assert not list(tmp_path.iterdir())
+
+
 def test_the_slurm_config_asks_one_worker_a_machine_with_the_measure_resource(tmp_path):
     config = tmp_path / "slurm.yaml"
     config.write_text("queue: cpu\nwalltime: '02:00:00'\nmemory: 32GB\ncores: 8\nmachines: 3\n")
@@ -241,3 +252,15 @@ def test_advise_on_a_cluster_runs_every_worker_there(tmp_path, monkeypatch, caps
         "jacfwd": "ok",
         "jacrev": "ok",
     }
+
+
+@pytest.mark.slow  # a LocalCluster started for nothing to measure
+def test_a_cluster_sweep_past_its_time_starts_no_case_and_says_the_rerun_measures_them(
+    tmp_path, capsys
+):
+    profile = _profile(tmp_path, [1, 2, 3])
+    out = tmp_path / "r.csv"
+    cases = profiles.expand(profiles.load_profile(str(profile)))
+    sweeps.run(cases, out, "local", jobs=2, stop_after=1e-9)
+    assert not out.exists() or store.read_rows(out) == []
+    assert "3 case(s) not started" in capsys.readouterr().err

@@ -64,6 +64,10 @@ def cmd_reference(args: argparse.Namespace) -> int:
 
     if args.fresh and (args.check or args.figure_only):
         raise UsageError("--fresh measures everything again: not with --check or --figure-only")
+    if args.cluster is not None:
+        from jacbench.measure import cluster
+
+        cluster.kind(args.cluster)  # a bad --cluster is refused before anything is said
     results = dataset.results_path(Path(".")).resolve()
     from jacbench.advise import reference as advice
 
