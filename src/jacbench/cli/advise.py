@@ -55,10 +55,11 @@ def add_advise(sub, add_limits) -> None:
         "from what was measured",
     )
     p.add_argument("--book", action="store_true", help="render the chapter 'Your function' too")
-    from jacbench.cli.cluster import add_cluster
+    from jacbench.cli.cluster import add_cluster, on_cluster
 
     add_cluster(p)
-    p.set_defaults(func=cmd_advise)
+    # On a cluster every worker runs on one of its machines: the rows are read against each other.
+    p.set_defaults(func=on_cluster(cmd_advise))
 
 
 def _request(args: argparse.Namespace):
@@ -99,11 +100,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
         from jacbench.publish.parameters import checkout_root
 
         root = checkout_root(Path(__file__).resolve().parents[3])
-    from jacbench.cli.cluster import pinned_to_cluster
-
-    # On a cluster every worker runs on one of its machines: the rows are read against each other.
-    with pinned_to_cluster(args.cluster):
-        found = advise.advise(req, out, progress=lambda line: print(line, file=sys.stderr))
+    found = advise.advise(req, out, progress=lambda line: print(line, file=sys.stderr))
     print(output.table(found))
     print()
     print(output.summary(found))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 
 def add_cluster(p: argparse.ArgumentParser) -> None:
@@ -27,6 +27,16 @@ def pinned_to_cluster(spec: str | None) -> Iterator[None]:
 
     with cluster.connect(spec, workers=1) as client, cluster.pinned(client, say=_say):
         yield
+
+
+def on_cluster(command: Callable[[argparse.Namespace], int]) -> Callable:
+    """command run with its workers pinned to one machine of the cluster its --cluster names."""
+
+    def run(args: argparse.Namespace) -> int:
+        with pinned_to_cluster(args.cluster):
+            return command(args)
+
+    return run
 
 
 def _say(line: str) -> None:
