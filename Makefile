@@ -23,13 +23,14 @@ PIP_LINKS := $(if $(wildcard $(WHEELS)),--find-links $(WHEELS),)
 # Each optional group of pyproject.toml (book, test, lab, workflows) is installed with the
 # dependencies by uv pip install -e ".[GROUP]" and has its own stamp, .venv/.installed-GROUP-HASH,
 # HASH covering the dependencies' pins and the group's: an install is redone only when the pins
-# it used change. make book installs the book group; make test the book, test and lab groups
-# (and those named in EXTRAS); make lab the book and lab groups; make actionlint workflows.
+# it used change. make book installs the book group; make test the book, test, lab and cluster
+# groups (and those named in EXTRAS); make lab the book and lab groups; make actionlint workflows.
 EXTRAS ?=
 GROUP_HASHES := $(shell $(PYTHON) -c "import tomllib,hashlib; p=tomllib.load(open('pyproject.toml','rb'))['project']; print(*(g+'-'+hashlib.sha256('\n'.join([g,*p['dependencies'],*d]).encode()).hexdigest()[:16] for g,d in p['optional-dependencies'].items()))")
 stamp = $(VENV)/.installed-$(filter $(1)-%,$(GROUP_HASHES))
 BOOK_ENV := $(call stamp,book)
-TEST_ENV := $(BOOK_ENV) $(call stamp,test) $(call stamp,lab) $(foreach g,$(EXTRAS),$(call stamp,$(g)))
+TEST_ENV := $(BOOK_ENV) $(call stamp,test) $(call stamp,lab) $(call stamp,cluster) \
+	$(foreach g,$(EXTRAS),$(call stamp,$(g)))
 LAB_ENV := $(BOOK_ENV) $(call stamp,lab)
 
 .PHONY: env packages test test-fast lint actionlint format book lab reference check-html pdf linkcheck clean

@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 # The optional groups environment.yml mirrors: all but the GitHub workflow's own.
-MIRRORED = ("book", "test", "lab")
+MIRRORED = ("book", "test", "lab", "cluster")
 
 
 def _pins(deps: list[str]) -> dict[str, str]:

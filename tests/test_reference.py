@@ -152,7 +152,7 @@ def test_a_fresh_reference_measures_every_case_again(copy, monkeypatch, capsys):
     # finds nothing measured (the sweep and the figure are replaced by spies here).
     monkeypatch.setattr(dataset, "results_path", lambda root=Path("."): copy)
     seen = []
-    monkeypatch.setattr(sweeps, "measure_profile", lambda profile, results: seen.append(
+    monkeypatch.setattr(sweeps, "measure_profile", lambda profile, results, cluster: seen.append(
         sorted(p.name for p in results.parent.iterdir())))  # fmt: skip
     monkeypatch.setattr(reference, "draw_figure", lambda results, out: out)
     measured_advice = []

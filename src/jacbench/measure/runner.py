@@ -27,7 +27,7 @@ import psutil
 
 from jacbench.constants import GIB, PATH_PROBLEMS, SKIP_ABOVE
 from jacbench.errors import UsageError
-from jacbench.measure import environment, harness, lock, profiles, store, worker
+from jacbench.measure import environment, harness, lock, store, worker
 from jacbench.measure.case import Case
 
 # A target slower than this per call is timed against its simulation in its own worker only:
@@ -316,36 +316,3 @@ def _sweep_locked(
     if left and not quiet:
         print(f"jacbench: the time given (--stop-after) ran out: {left} case(s) not started; "
               "the same command measures them", file=sys.stderr, flush=True)  # fmt: skip
-
-
-def sweep(
-    profile: str,
-    overrides: dict | None = None,
-    out: str | Path | None = None,
-    fresh: bool = False,
-    jobs: int | None = None,
-    quiet: bool = False,
-    wait: bool = False,
-    stop_after: float | None = None,
-) -> str:
-    """The sweep command: a profile's cases (overrides applied) measured into out (default
-    results/NAME.csv), after any other sweep writing it if wait; returns a one-line account of
-    the file."""
-    spec = profiles.load_profile(profile)
-    cases = profiles.expand(spec, overrides)
-    if not cases:
-        raise UsageError("the profile and filters select no case")
-    name = spec.name
-    out = Path(out) if out else Path("results") / f"{name}.csv"
-    jobs = jobs if jobs is not None else spec.jobs
-    if jobs < 1:
-        raise UsageError(f"--jobs must be at least 1, got {jobs}")
-    if stop_after is not None and not stop_after > 0:
-        raise UsageError(f"--stop-after must be positive, got {stop_after}")
-    run_sweep(cases, out, quiet=quiet, fresh=fresh, jobs=jobs, wait=wait, stop_after=stop_after)
-    rows = store.read_rows(out)
-    counts: dict[str, int] = {}
-    for r in rows:
-        counts[r["status"]] = counts.get(r["status"], 0) + 1
-    tally = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-    return f"{out}: {len(rows)} rows ({tally}); metadata in {store.meta_path(out)}"

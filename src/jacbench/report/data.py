@@ -10,9 +10,9 @@ resident memory before the first call), ``overhead_bound`` (a warm call under OV
 per-call overhead, not arithmetic, decides its time, so it is no ground for a ranking) and,
 for the GBM's strategies, one baseline for comparisons across strategies:
 ``fastest_simulation_s`` (the warm median of the framework's fastest whole-array simulation
-given the same normals at the same N, dtype and allocator: no blocked one, which draws its
-own) and ``ratio_to_fastest_simulation`` (the warm median over it). The metadata sidecar is
-``df.attrs["meta"]`` and the file ``df.attrs["path"]``.
+given the same normals at the same N, dtype and allocator on the same machine: no blocked one,
+which draws its own) and ``ratio_to_fastest_simulation`` (the warm median over it). The metadata
+sidecar is ``df.attrs["meta"]`` and the file ``df.attrs["path"]``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ STATUS = pd.CategoricalDtype(list(STATUSES))
 # A warm call shorter than this is mostly the framework's per-call overhead (dispatch, Python,
 # allocation): measured, but not ranked by.
 OVERHEAD_S = 1e-3
-_SAME = ["framework", "paths", "dtype", "allocator", "device"]
+# env: the machine (report.machines); a ratio never divides one machine's time by another's.
+_SAME = ["framework", "paths", "dtype", "allocator", "device", "env"]
 # What a blank cell of a column means: a file written before the device column ran on the CPU.
 BLANK_MEANS = {"device": "cpu"}
 

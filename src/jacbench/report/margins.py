@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from jacbench.constants import FRAMEWORKS
-from jacbench.report import queries
+from jacbench.report import machines, queries
 from jacbench.report.data import OVERHEAD_S
 
 # Below this, a call measures the framework's per-call overhead: never ranked.
@@ -213,7 +213,9 @@ def basis_for(a: pd.Series, b: pd.Series, wanted: str = "repeated") -> str:
 
 
 def compare(a: pd.Series, b: pd.Series, margins: Margins, wanted: str = "repeated") -> Comparison:
-    """a against b by the book's rule (see the module), for repeated calls or one ("cold")."""
+    """a against b by the book's rule (see the module), for repeated calls or one ("cold");
+    MixedMachines where they were measured on two machines."""
+    machines.same_machine(a, b, "a ranking")
     basis = basis_for(a, b, wanted)
     column = COLUMN[basis]
     x, y = float(a[column]), float(b[column])

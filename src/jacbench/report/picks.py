@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from jacbench.constants import AD_FRAMEWORKS
+from jacbench.report import machines, queries
 from jacbench.report import margins as noise
-from jacbench.report import queries
 from jacbench.strategies import registry
 
 TALL, WIDE, HESSIAN = "tall", "wide", "hessian"
@@ -255,7 +255,9 @@ def compute(
 ) -> Picks:
     """The picks from the dataset's rows and the other sessions' (for the margins): the tall
     Jacobian's among every form of the simulation (the book's answer), or among one (the GBM
-    chapter compares the whole-array form, the question's, with itself)."""
+    chapter compares the whole-array form, the question's, with itself). MixedMachines (one
+    line naming them) where the rows come from two machines."""
+    machines.one_machine(df, "a pick")
     margins = noise.measure(df, others)
     cands = candidates(df, form)
     found = []

@@ -8,7 +8,7 @@ import re
 
 import pandas as pd
 
-from jacbench.report import formats
+from jacbench.report import formats, machines
 
 MIB = 2**20
 # A file path in a worker's message (/a/b/name.py): the book names no path of the machine.
@@ -42,8 +42,14 @@ def _gib(n) -> str:
 def table(df: pd.DataFrame) -> pd.DataFrame:
     """One row per case, sorted by problem, framework, strategy and size: its spec (the memory
     cap included), status, cold and warm times (ms), time over the simulation's, peaks (MiB),
-    error and note."""
-    rows = df.sort_values(["problem", "framework", "strategy", "paths", "inputs", "batch"])
+    error and note; where the rows come from several machines, each row's machine beside its
+    spec, so that the machines' rows of a case stand side by side."""
+    rows = df.sort_values(["problem", "framework", "strategy", "paths", "inputs", "batch", "env"])
+    found = machines.of(rows)
+    machine = {}
+    if len(found) > 1:
+        named = machines.names(df.attrs.get("meta") or {}, found)
+        machine = {"machine": rows["env"].map(lambda e: named.get(str(e), ""), na_action="ignore")}
     return pd.DataFrame(
         {
             "problem": rows["problem"],
@@ -52,6 +58,7 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
             "N (paths)": rows["paths"].map(_whole),
             "n (inputs)": rows["inputs"].map(_whole),
             "batch": rows["batch"].map(_whole),
+            **machine,
             "dtype": rows["dtype"],
             "threads": rows["threads"].map(lambda n: "" if formats.missing(n) else f"{n}"),
             "allocator": rows["allocator"],
