@@ -15,9 +15,10 @@ def _mark(adv: Advice, name: str) -> str:
 
 
 def strategies(adv: Advice) -> pd.DataFrame:
-    """Per strategy: its warm time at each size fitted (its status where it stopped), the
-    prediction at the target (time and peak), and the pick marked; first, the function itself
-    where the advice timed it (modes are in the registry's table above)."""
+    """Per strategy: its warm time at each size fitted (headed by the size alone, its status
+    where it stopped), the prediction at the target (time and peak), and the pick marked;
+    first, the function itself where the advice timed it (modes are in the registry's table
+    above)."""
     rows = []
     listed = [{"name": "the function itself", **adv.baseline}] if adv.baseline else []
     for s in [*listed, *adv.strategies]:
@@ -26,7 +27,7 @@ def strategies(adv: Advice) -> pd.DataFrame:
         for n in (n for n in adv.sizes if n >= adv.fit_from):  # where it stopped: its status
             r = by_n.get(n)
             ok = r is not None and r["status"] == "ok"
-            row[f"n={n:,}"] = (
+            row[f"{n:,}"] = (  # the size alone: the text above says these are warm calls
                 formats.time(r["warm_median_s"]) if ok else (r or {}).get("status", "–")
             )
         row[f"predicted at {adv.target:,}"] = formats.time(s.get("predicted_s"))
