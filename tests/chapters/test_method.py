@@ -83,9 +83,12 @@ def test_the_sessions_are_the_dataset_and_the_two_it_was_measured_again_in(f, lo
 
 def test_the_margins_are_the_books_rule_and_order_as_the_page_says(f, loaded):
     assert f.margins == margins.measure(*loaded)
-    for fw in FRAMEWORKS:
-        assert f.margins.cold[fw] >= f.margins.warm[fw] >= f.margins.ratio[fw] > 1
-    assert f.ordered
+    for fw in FRAMEWORKS:  # ratios side by side move least (both sides share the machine)
+        assert min(f.margins.cold[fw], f.margins.warm[fw]) >= f.margins.ratio[fw] > 1
+    # PyTorch's compiled first calls, measured with an inductor cache each in every session,
+    # moved less than its warm medians; elsewhere first calls moved most.
+    assert f.margins.warm["torch"] > f.margins.cold["torch"]
+    assert all(f.margins.cold[fw] >= f.margins.warm[fw] for fw in ("tensorflow", "jax"))
     shown = tables.margins(f)
     assert len(shown) == len(FRAMEWORKS) and list(shown["cases compared"]) == [
         f"{f.matched[fw]:,}" for fw in FRAMEWORKS

@@ -77,7 +77,8 @@ def test_compiled_forms_win_later_calls_at_the_questions_size(ref):
                    for t in later)  # fmt: skip
         assert all(t.cold_s + (n - 2) * t.warm_s >= first.cold_s + (n - 2) * first.warm_s
                    for t in later)  # fmt: skip
-    assert set(ref.pick(TALL, QUESTION, "torch").one_call) == {"pathwise", "blocked-pathwise"}
+    # the blocked form's first call (40 ms) is ranked behind the whole one's (12 ms)
+    assert ref.pick(TALL, QUESTION, "torch").one_call == ("pathwise",)
     assert not ref.compiled_wins_later(TALL, QUESTION, "jax")  # jit throughout
     assert ref.ties(TALL, QUESTION, "jax", "steps-carry", "steps-pathwise")
     assert ref.compiled_wins_later(WIDE, QUESTION, "tensorflow")

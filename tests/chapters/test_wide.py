@@ -48,13 +48,18 @@ def test_every_strategy_at_the_questions_n(reference, others):
 
 def test_the_loop_is_pytorchs_pick_tied_with_functional_jacobian(reference, others):
     f = _facts(reference, others)
-    assert set(f.pick("torch").repeated) == {LOOP, "functional-loop"}
+    # jacrev (1.13 ms) within PyTorch's warm margin (1.51) of the loop (0.76 ms): tied with it.
+    assert set(f.pick("torch").repeated) == {LOOP, "functional-loop", "jacrev"}
     assert f.loop_ties_functional and f.loop_against["functional-loop"].overhead
     assert set(vectorized()) == {"functional-vectorized", "batched-backward", "jacrev"}
-    assert f.loop_beats(vectorized()) and f.loop_beats(vectorized(), first_call=True)
-    for name in vectorized():
+    slower = ("functional-vectorized", "batched-backward")
+    assert f.loop_beats(slower) and not f.loop_beats(("jacrev",))
+    assert f.loop_beats(vectorized(), first_call=True)
+    for name in slower:
         c = f.loop_against[name]
         assert c.factor > c.margin and not c.overhead
+    c = f.loop_against["jacrev"]
+    assert 1 < c.factor <= c.margin and c.tied
     big = f.pick("torch", "largest")
     assert {LOOP, "jacrev", "functional-vectorized"} <= set(big.repeated)
     assert "batched-backward" not in big.repeated
@@ -77,7 +82,8 @@ def test_tensorflow_retraces_eagerly_and_tf_function_wins_later(reference, other
 def test_the_questions_solutions_and_the_third_answer(reference, others):
     f = _facts(reference, others)
     loop, graph = f.at("torch", LOOP), f.at("torch", "grad-loop-create-graph")
-    assert f.create_graph.winner() == LOOP
+    # create_graph=True slows the loop, by less than PyTorch's warm margin: not ranked.
+    assert f.create_graph.tied and f.create_graph.faster == ("torch", LOOP)
     assert f.create_graph.factor == pytest.approx(graph.warm_s / loop.warm_s)
     assert f.loop_beats(("batched-backward",))
     assert f.at("torch", "batched-backward").beyond_inputs > loop.beyond_inputs
@@ -109,7 +115,9 @@ def test_products_in_gradients_and_the_order_of_modes(reference, others):
     for fw in ("torch", "tensorflow", "jax"):
         found = p.at(fw, top)
         assert found.in_gradients == pytest.approx(found.forward_s / found.jacobian_s)
-        assert p.forward_wins(fw, top)
+        # faster in all three; beyond the margin in TensorFlow and JAX, within it in PyTorch
+        assert found.against_reverse.faster[1] == "hvp-forward-over-reverse"
+        assert p.forward_wins(fw, top) == (fw != "torch")
     assert max(p.in_gradients(top).values()) < 4
     # Reverse over reverse made the faster: forward over reverse no longer wins there.
     p = _facts(_warm(reference, "torch", "second:hvp-reverse-over-reverse", 0.1, inputs=top),

@@ -83,13 +83,6 @@ class Facts:
     ynn: Ynn | None
 
     @property
-    def ordered(self) -> bool:
-        """Whether, in every framework, first calls moved at least as far as warm medians and
-        warm medians at least as far as side-by-side ratios."""
-        m = self.margins
-        return all(m.cold[fw] >= m.warm[fw] >= m.ratio[fw] for fw in FRAMEWORKS)
-
-    @property
     def same_processor(self) -> bool:
         """Whether some other session ran on the processor the dataset's sweep recorded."""
         first = self.sessions[0].processor
