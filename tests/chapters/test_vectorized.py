@@ -143,7 +143,9 @@ def test_every_loop_pair_is_ranked_by_the_book_s_rule(ref_facts, reference_rows)
         # The verdict does not depend on which side is named first.
         assert margins.compare(b, a, m).ranked == p.repeated.ranked
     assert ref_facts.verdicts() == {"loop": 6, "vectorized": 5, None: 1}
-    assert ref_facts.verdicts("cold") == {"loop": 4, "vectorized": 1, None: 7}
+    # PyTorch's first-call margin (1.47, since its sessions' compiled first calls were measured
+    # with an inductor cache each) ranks three more of its loops ahead for one call.
+    assert ref_facts.verdicts("cold") == {"loop": 7, "vectorized": 1, None: 4}
 
 
 def test_the_reference_s_verdicts_by_framework(ref_facts):
@@ -177,7 +179,7 @@ def test_the_tables_show_the_rule_s_verdicts(ref_facts):
         assert row["many calls"] == (
             "tie" if winner is None else f"{winner}, {p.repeated.factor:.1f}×"
         )
-    assert (shown["one call"] == "tie").sum() == ref_facts.verdicts("cold")[None] == 7
+    assert (shown["one call"] == "tie").sum() == ref_facts.verdicts("cold")[None] == 4
     q = tables.at_question(ref_facts)
     assert list(q.loc[q["framework"] == "JAX", "way"]) == [
         "loop",
