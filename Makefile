@@ -72,8 +72,10 @@ packages:
 test: $(TEST_ENV) packages
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
-	@$(BIN)/python -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS); rc=$$?; \
+	@$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not timing" $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ] && [ -n "$(ALLOW_NO_TESTS)" ]; then echo "pytest collected no tests"; rc=0; fi; \
+	if [ $$rc -eq 0 ]; then $(BIN)/python -m pytest -m timing $(PYTEST_ARGS); rc=$$?; \
+		if [ $$rc -eq 5 ]; then rc=0; fi; fi; \
 	exit $$rc
 
 # The unit tier: every test not marked slow (those sweep the quick profile, build the book or open

@@ -642,6 +642,7 @@ def test_above_the_floor_the_pick_is_the_fastest_measured_and_a_rerun_agrees(rea
 
 
 @pytest.mark.slow  # advise's worker processes: 5 to 50 s
+@pytest.mark.timing  # make test runs it alone, after the rest
 def test_the_prediction_at_a_size_not_measured_is_inside_its_interval(reader, tmp_path):
     # Four sizes, the target twice the largest, the pick measured there in three workers: inside
     # its 95% interval and within 2x. A disturbed machine gets up to two more runs.
@@ -658,6 +659,7 @@ def test_the_prediction_at_a_size_not_measured_is_inside_its_interval(reader, tm
 
 
 @pytest.mark.slow  # advise's worker processes: 5 to 50 s
+@pytest.mark.timing  # make test runs it alone, after the rest
 def test_the_prediction_ten_times_past_the_data_is_inside_its_interval(reader, tmp_path):
     # The test on small sizes: four sizes fitted from 10,000 to 40,000 rows (1.3 MiB of
     # data at the largest, 12.8 MiB at the target; checked at 1,000), the pick measured at

@@ -180,7 +180,8 @@ def _left_running(marker: str) -> list[int]:
 
 @pytest.mark.slow  # a cluster sweep interrupted, then run again
 def test_a_cancelled_cluster_sweep_leaves_whole_rows_and_a_rerun_measures_the_rest(tmp_path):
-    profile = _profile(tmp_path, list(range(1, 9)))
+    # 16 cases: under load the cancel may take a few cases' time to land
+    profile = _profile(tmp_path, list(range(1, 17)))
     out = tmp_path / "r.csv"
     args = [sys.executable, "-m", "jacbench", "sweep", "--profile", str(profile), "--out",
             str(out), "--cluster", "local", "--jobs", "2", "--quiet"]  # fmt: skip
@@ -192,10 +193,10 @@ def test_a_cancelled_cluster_sweep_leaves_whole_rows_and_a_rerun_measures_the_re
     proc.send_signal(signal.SIGINT)
     proc.wait(timeout=60)
     kept = _lines(out)
-    assert 2 <= len(kept) < 8 and out.read_text().endswith("\n")
+    assert 2 <= len(kept) < 16 and out.read_text().endswith("\n")
     assert subprocess.run(args, env=env, timeout=120).returncode == 0
     rows = _lines(out)
-    assert len(rows) == 8 == len({r["key"] for r in rows})
+    assert len(rows) == 16 == len({r["key"] for r in rows})
     assert rows[: len(kept)] == kept  # what was measured before the cancel stands
 
 
