@@ -179,6 +179,7 @@ def _left_running(marker: str) -> list[int]:
 
 
 @pytest.mark.slow  # a cluster sweep interrupted, then run again
+@pytest.mark.timing  # under the parallel suite's load the cancel landed after every case
 def test_a_cancelled_cluster_sweep_leaves_whole_rows_and_a_rerun_measures_the_rest(tmp_path):
     # 16 cases: under load the cancel may take a few cases' time to land
     profile = _profile(tmp_path, list(range(1, 17)))
