@@ -90,8 +90,8 @@ def framework_sets(page: Path) -> list[list[dict]]:
 def _by_shape(sets: list[list[dict]], shown) -> dict[str, list[dict]]:
     """The tab set of each shape: the one whose tabs show that shape's snippets (by shown)."""
     found = {}
-    for shape in ("tall", "wide"):
-        snippets = {s.framework: s for s in front.SNIPPETS if s.shape == shape}
+    for shape in ("tall", front.ONCE, "wide"):
+        snippets = {s.framework: s for s in front.SNIPPETS if s.key == shape}
         for tabs in sets:
             text = {t["id"]: squeeze(t["text"]) for t in tabs}
             if all(squeeze(shown(s)) in text.get(fw, "") for fw, s in snippets.items()):
@@ -103,7 +103,8 @@ def test_the_front_page_opens_with_each_snippets_answer_and_its_price(built):
     out, _ = built
     sets = framework_sets(out / "html" / "book" / "index.html")
     found = _by_shape(sets, answer)
-    assert set(found) == {"tall", "wide"}
+    assert set(found) == {"tall", front.ONCE, "wide"}
+    assert found["tall"] is found[front.ONCE]  # the one-call winner in the tall snippet's tab
     for tabs in found.values():
         assert [t["id"] for t in tabs] == list(AD_FRAMEWORKS)
         assert [t["label"].strip() for t in tabs] == [FRAMEWORK_NAMES[f] for f in AD_FRAMEWORKS]
@@ -115,7 +116,8 @@ def test_what_to_use_shows_each_snippet_whole(built):
     out, _ = built
     sets = framework_sets(out / "html" / "notebooks" / "07-recommend.html")
     found = _by_shape(sets, lambda s: (ROOT / s.path).read_text())
-    assert set(found) == {"tall", "wide"}
+    assert set(found) == {"tall", front.ONCE, "wide"}
+    assert found["tall"] is found[front.ONCE]
 
 
 def test_every_framework_tab_in_the_book_is_synced(built):

@@ -165,6 +165,8 @@ def test_each_framework_has_one_strategy_per_answer_role_and_per_snippet():
         assert "gbm" in tall.problems and "moments" in wide.problems and wide.mode == "reverse"
         compiled = registry.snippet(fw, "tall-compiled")
         assert compiled is None or (compiled.compiled and compiled.variant_of == tall.name)
+        once = registry.snippet(fw, "tall-once")  # the eager pathwise gradient, where shown
+        assert once is None or (once.answer == "pathwise" and not once.compiled), fw
         assert second.answer(fw).kind == "hvp"
 
 

@@ -23,3 +23,33 @@ def test_a_stopped_program_says_what_stopped_it(reference):
     row = front.tables._program_row("the question's program", tf)
     assert not tf.finished and row["first call"].startswith("stopped at")
     assert row["memory beyond the inputs"] == "–"
+
+
+def test_the_questions_program_row_gives_its_later_call_where_it_made_one(reference):
+    torch = question.facts(reference).torch["glibc-mmap"]
+    row = front.tables._program_row("the question's program", torch)
+    assert torch.warm_s and row["later calls"] == formats.time(torch.warm_s)
+
+
+def test_the_one_call_winner_has_its_own_snippet_and_price_where_the_loop_wins_later(
+    reference, others
+):
+    """PyTorch's and TensorFlow's eager pathwise gradients win one call at the question's size,
+    where their loops win later calls: each has its snippet, priced by its own row; JAX's loop
+    wins both and shows none. Slowed a hundredfold, PyTorch's stops being a pick."""
+    from jacbench.report import picks
+    from tests.chapters.rows import at, edit
+
+    f = front.facts(picks.compute(reference, others))
+    for fw in ("torch", "tensorflow"):
+        a = f.answer(front.ONCE, fw)
+        assert a.snippet.first == "pathwise" and a.one_call_pick and a.picked
+        table = front.price(a)
+        assert list(table[""]) == ["pathwise"]
+        assert table["first call"][0] == formats.time(a.pick.entry("pathwise").cold_s)
+    assert f.answer(front.ONCE, "jax") is None and f.all_picked
+    df = reference.copy()
+    i = at(df, "torch", "pathwise", paths=picks.QUESTION_N)
+    edit(df, i, cold_s=df.loc[i, "cold_s"] * 100)
+    slowed = front.facts(picks.compute(df, others))
+    assert not slowed.answer(front.ONCE, "torch").picked and not slowed.all_picked

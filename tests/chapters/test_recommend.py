@@ -1,7 +1,7 @@
 """Chapter 6's facts (report.chapters.recommend): the book's picks read by the rule of the
 shapes, the picks under a memory budget, finite differences, float64 and dense Hessians, on the
 reference dataset, on rows edited so that the answer changes, and on the small fixture; and
-the answer's six snippets, run."""
+the answer's eight snippets, run."""
 
 import math
 import re

@@ -147,7 +147,7 @@ ROWS: tuple[dict, ...] = (
            "Spot and vol broadcast to per-path tensors; one backward of sum(S_T). Exact because "
            "path i depends only on its own copy.",
            call="torch.autograd.grad(f(xs).sum(), xs)",
-           memory=M(arrays=6.4, fixed_mib=30), answer="pathwise"),
+           memory=M(arrays=6.4, fixed_mib=30), answer="pathwise", snippet="tall-once"),
     record("torch", "compiled-jvp", "forward", "loop", "inductor",
            "The two torch.func.jvp calls compiled with torch.compile (inductor, C++ on CPU).",
            call="torch.compile of the two torch.func.jvp calls",
@@ -233,7 +233,7 @@ ROWS: tuple[dict, ...] = (
     record("tensorflow", "pathwise", "reverse", "single-pass", "eager",
            "Per-path spot and vol; one tape.gradient of sum(S_T).",
            call="tape.gradient(tf.reduce_sum(f(xs)), xs)",
-           memory=M(arrays=8.5, fixed_mib=10), answer="pathwise"),
+           memory=M(arrays=8.5, fixed_mib=10), answer="pathwise", snippet="tall-once"),
     record("tensorflow", "pathwise-function", "reverse", "single-pass", "function",
            "Pathwise gradient inside tf.function (graph mode).",
            call="tape.gradient(tf.reduce_sum(f(xs)), xs) inside tf.function",

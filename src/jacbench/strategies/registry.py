@@ -28,8 +28,9 @@ FORMS = catalog.FORMS
 # mode for the tall Jacobian, reverse mode for the wide one.
 ANSWERS = ("pathwise", "forward", "wide")
 # What the answer's snippets run, in each AD framework: the tall Jacobian as the snippet first
-# calls it and, where it shows one, compiled; the wide Jacobian.
-SNIPPETS = ("tall", "tall-compiled", "wide")
+# calls it and, where it shows one, compiled; where another wins one call, that one on its own
+# (tall-once); the wide Jacobian.
+SNIPPETS = ("tall", "tall-compiled", "tall-once", "wide")
 BLOCKED = catalog.BLOCKED
 
 

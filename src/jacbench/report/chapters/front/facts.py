@@ -15,13 +15,17 @@ from jacbench.strategies import registry
 
 # Where the snippets lie, relative to the checkout (and to the book's staging tree).
 FOLDER = Path("book/snippets")
+# The key of a tall snippet that shows the one-call winner alone, where the snippet's own form
+# wins later calls only (facts' answers are keyed by it in place of the shape).
+ONCE = "once"
 
 
 @dataclass(frozen=True)
 class Snippet:
     """One snippet: its file, and the registry strategies it runs, the first as it stands
     (eager, or compiled where it only shows that) and, where it shows one, its compiled form;
-    a wide snippet's Hessian-vector product by its method's name."""
+    a wide snippet's Hessian-vector product by its method's name. A once snippet shows the
+    one-call winner where the tall snippet's form wins later calls only."""
 
     file: str
     shape: str
@@ -31,20 +35,30 @@ class Snippet:
     hessian: str | None = None
     # What the snippet calls each form: its first, its compiled one, its Hessian products.
     names: tuple[str, ...] = ("jacobian", "fast", "hvp")
+    once: bool = False
 
     @property
     def path(self) -> Path:
         return FOLDER / self.file
 
+    @property
+    def key(self) -> str:
+        """What the front page's facts key its answer by (with the framework)."""
+        return ONCE if self.once else self.shape
+
 
 def _snippets() -> tuple[Snippet, ...]:
     """The snippets, read from the registry's snippet roles: per framework, the tall Jacobian
-    (as it first runs and, where shown, compiled) and the wide one with its Hessian-vector
-    products."""
+    (as it first runs and, where shown, compiled), where another wins one call that one alone,
+    and the wide one with its Hessian-vector products."""
     found = []
     for fw in AD_FRAMEWORKS:
         tall, compiled = registry.snippet(fw, "tall"), registry.snippet(fw, "tall-compiled")
         found.append(Snippet(f"{fw}_tall.py", TALL, fw, tall.name, compiled and compiled.name))
+    for fw in AD_FRAMEWORKS:
+        if once := registry.snippet(fw, "tall-once"):
+            shown = Snippet(f"{fw}_once.py", TALL, fw, once.name, names=(once.name,), once=True)
+            found.append(shown)
     for fw in AD_FRAMEWORKS:
         wide, hvp = registry.snippet(fw, "wide"), second.answer(fw)
         found.append(Snippet(f"{fw}_wide.py", WIDE, fw, wide.name, hessian=hvp.name))
@@ -106,6 +120,14 @@ class Answer:
     def hessian_is_pick(self) -> bool:
         return bool(self.hessian_pick and self.snippet.hessian in self.hessian_pick.repeated)
 
+    @property
+    def picked(self) -> bool:
+        """Whether the snippet runs what the book picks: a once snippet the one-call winner,
+        any other its form for repeated calls and its Hessian products."""
+        if self.snippet.once:
+            return self.one_call_pick
+        return self.repeated_pick and (self.snippet.hessian is None or self.hessian_is_pick)
+
 
 @dataclass(frozen=True)
 class Facts:
@@ -126,10 +148,7 @@ class Facts:
     @property
     def all_picked(self) -> bool:
         """Whether every snippet runs a strategy the book picks at its question's size."""
-        return all(
-            a.repeated_pick and (a.snippet.hessian is None or a.hessian_is_pick)
-            for a in self.answers.values()
-        )
+        return all(a.picked for a in self.answers.values())
 
 
 def facts(picks: Picks) -> Facts:
@@ -140,7 +159,7 @@ def facts(picks: Picks) -> Facts:
         if pick is None:
             continue
         hessian = picks.get(HESSIAN, s.framework, QUESTION) if s.hessian else None
-        answers[(s.shape, s.framework)] = Answer(
+        answers[(s.key, s.framework)] = Answer(
             snippet=s,
             size=pick.size,
             pick=pick,

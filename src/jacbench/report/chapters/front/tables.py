@@ -21,15 +21,16 @@ def _row(what: str, e: Entry | None) -> dict[str, str]:
 
 
 def _program_row(what: str, p: Program | None) -> dict[str, str]:
-    """The question's own program: its first call and what it held beyond its inputs, or what
-    stopped it (the whole process's peak is the question chapter's, not this column's)."""
+    """The question's own program: its first and later calls and what it held beyond its
+    inputs, or what stopped it (the whole process's peak is the question chapter's, not this
+    column's)."""
     if p is None or not p.finished:
         return {"": what, "first call": outcome(p), "later calls": "–",
                 "memory beyond the inputs": "–"}  # fmt: skip
     return {
         "": what,
         "first call": formats.time(p.first_s),
-        "later calls": "–",
+        "later calls": formats.time(p.warm_s) if p.warm_s is not None else "–",
         "memory beyond the inputs": formats.size(p.beyond_inputs),
     }
 
@@ -40,12 +41,11 @@ def price(a: Answer | None, question: tuple[str, Program | None] | None = None) 
     if a is None:
         return pd.DataFrame([_row(formats.NOT_MEASURED, None)])
     s = a.snippet
-    first, compiled, hessian = s.names
-    rows = [_row(first, a.first)]
+    rows = [_row(s.names[0], a.first)]
     if s.compiled:
-        rows.append(_row(compiled, a.compiled))
+        rows.append(_row(s.names[1], a.compiled))
     if s.hessian:
-        rows.append(_row(f"{hessian}, three products", a.hessian))
+        rows.append(_row(f"{s.names[2]}, three products", a.hessian))
     if question:
         rows.append(_program_row(*question))
     return pd.DataFrame(rows)
