@@ -145,7 +145,8 @@ def _session(*warm: tuple[str, float]) -> pd.DataFrame:
     """A made-up session: PyTorch GBM strategies at N = 10^5, each with its warm median."""
     return pd.DataFrame(
         {"problem": "gbm", "framework": "torch", "strategy": name, "target": "strategy",
-         "form": "array", "paths": 100_000, "dtype": "float32", "allocator": "glibc",
+         "form": "array", "paths": 100_000, "inputs": 0, "batch": 0, "dtype": "float32",
+         "allocator": "glibc",
          "status": "ok", "warm_median_s": s, "cold_s": 10 * s, "ratio_median": float("nan")}
         for name, s in warm
     )  # fmt: skip
@@ -184,3 +185,19 @@ def test_equal_medians_are_ordered_by_name_whatever_the_files_order():
     rows = pd.DataFrame(rows).assign(status="ok")
     for order in (rows, rows.iloc[::-1]):
         assert [r["strategy"] for r in margins.group(order, FLAT)] == ["grad-loop", "jacrev"]
+
+
+def _wide(*warm: tuple[str, float]) -> pd.DataFrame:
+    """A made-up session's wide Jacobians: PyTorch at n = 10^5, each with its warm median."""
+    return _session(*warm).assign(problem="moments", form="", paths=0, inputs=100_000)
+
+
+def test_the_wide_rows_count_at_their_inputs_and_never_pair_with_the_gbms():
+    """GBM quotients moved 1.1 and 0.9 (1.222), the wide ones 1.3 and 1.0 (1.3): the margin is
+    1.3. Left unread, the wide rows would leave 1.222; paired across problems, 1.3/0.9."""
+    first = pd.concat([_session(("jacfwd", 0.100), ("pathwise", 0.200)),
+                       _wide(("grad-loop", 0.010), ("jacrev", 0.010))])  # fmt: skip
+    other = pd.concat([_session(("jacfwd", 0.110), ("pathwise", 0.180)),
+                       _wide(("grad-loop", 0.013), ("jacrev", 0.010))])  # fmt: skip
+    m = margins.measure(first, [other])
+    assert m.warm["torch"] == pytest.approx(1.3) and m.sizes == (100_000,)

@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -366,13 +367,19 @@ def test_the_efficient_profile_measures_the_standard_profiles_cases_at_its_size(
 
 def test_the_ratios_profile_measures_every_case_the_standard_profile_times_in_processes():
     """The third occasion's cases: the standard profile's timed in three workers (float32,
-    plain glibc), no more and no fewer, so its rows sit beside the reference dataset's."""
+    plain glibc), no more and no fewer, so its rows sit beside the reference dataset's; and at
+    the sizes where the picks are made (N = 10^4, n = 10^5), standard cases timed in three
+    workers where the standard profile times them in one."""
     ratios = profiles.expand(profiles.load_profile("ratios"))
     standard = profiles.expand(profiles.load_profile("standard"))
     timed = {c.key("env") for c in standard if c.ratio_processes == 3
              and c.dtype == "float32" and c.allocator == "glibc"}  # fmt: skip
-    assert {c.key("env") for c in ratios} == timed
-    assert {c.paths for c in ratios} == {100_000, 1_000_000}
+    at_picks = [c for c in ratios if c.size in (10_000, 100_000) and c.paths != 100_000]
+    assert {c.key("env") for c in ratios if c not in at_picks} == timed
+    assert {c.paths for c in ratios if c not in at_picks} == {100_000, 1_000_000}
+    alone = {replace(c, ratio_processes=1).key("env") for c in at_picks}
+    assert len(at_picks) == 34 and alone <= {c.key("env") for c in standard}
+    assert {(c.problem, c.size) for c in at_picks} == {("gbm", 10_000), ("moments", 100_000)}
 
 
 def test_the_environment_key_ignores_a_few_kib_of_ram_but_not_a_gib():

@@ -82,7 +82,7 @@ class Margins:
     warm: Mapping[str, float]
     cold: Mapping[str, float]
     sessions: int = 1
-    sizes: tuple[int, ...] = ()  # the N at which the sessions overlapped
+    sizes: tuple[int, ...] = ()  # the N at which the sessions overlapped on the GBM
 
     def of(self, basis: str, *frameworks: str) -> float:
         """The margin for a basis; across frameworks, the larger of theirs."""
@@ -95,21 +95,27 @@ class Margins:
 
 
 def _matched(first: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
-    """The GBM strategies measured correctly in both sessions, side by side (suffixes _a, _b):
-    what the book ranks (a simulation's first call, compiled in a cache another case may have
+    """What the book ranks, measured correctly in both sessions, side by side (suffixes _a,
+    _b): the GBM strategies by N and the wide problem's Jacobians and Hessian products by n,
+    each at its ``size`` (a simulation's first call, compiled in a cache another case may have
     filled, is never ranked)."""
-    keys = [*SAME_CASE, "paths"]
-    a = queries.gbm(first, status="ok")
-    b = queries.gbm(other, status="ok")
+    keys = [*SAME_CASE, "problem", "size"]
     cols = [*keys, *COLUMN.values()]
-    return a[cols].merge(b[cols], on=keys, suffixes=("_a", "_b"))
+
+    def ranked(df: pd.DataFrame) -> pd.DataFrame:
+        tall = queries.gbm(df, status="ok").assign(size=lambda d: d["paths"])
+        wide = queries.wide(df, status="ok", target=("strategy", "second"))
+        return pd.concat([tall, wide.assign(size=wide["inputs"])])[cols]
+
+    return ranked(first).merge(ranked(other), on=keys, suffixes=("_a", "_b"))
 
 
 def _pairwise(matched: pd.DataFrame, column: str) -> pd.Series:
-    """Per framework, the furthest two of its quotients moved between sessions at one N."""
+    """Per framework, the furthest two of its quotients moved between sessions at one size of
+    one problem."""
     found: dict[str, float] = {}
     moves = matched[f"{column}_b"] / matched[f"{column}_a"]
-    for (fw, _), idx in matched.groupby(["framework", "paths"]).groups.items():
+    for (fw, _, _), idx in matched.groupby(["framework", "problem", "size"]).groups.items():
         values = moves.loc[idx].dropna()
         values = values[values > 0]
         for x, y in itertools.combinations(values, 2):
@@ -144,7 +150,7 @@ def measure(first: pd.DataFrame, others: list[pd.DataFrame] | None = None) -> Ma
     for basis, series in found.items():
         overall = float(series.max()) if len(series) else UNMEASURED
         out[basis] = {fw: float(series.get(fw, overall)) for fw in FRAMEWORKS}
-    sizes = tuple(sorted({int(n) for n in matched["paths"]}))
+    sizes = tuple(sorted({int(n) for n in matched.loc[matched["problem"] == "gbm", "size"]}))
     return Margins(**out, sessions=1 + len(tables), sizes=sizes)
 
 
