@@ -194,3 +194,23 @@ def test_every_record_names_the_api_call_it_makes():
     calls = {s.key: s.call for s in registry.STRATEGIES}
     assert calls["torch/jacfwd"] == "torch.func.jacfwd(f, argnums=(0, 1))"
     assert 'strategy="forward-mode"' in calls["torch/functional-forward"]
+
+
+def test_a_tables_call_is_the_catalogs_label_and_no_chapter_keeps_its_own():
+    """Every chapter table names a call through the registry (labelled), never a dict of its
+    own; a label per problem gives each problem's call, and a chunk size is filled in."""
+    import re
+    from pathlib import Path
+
+    report = Path(registry.__file__).resolve().parents[1] / "report"
+    for path in report.rglob("*.py"):
+        assert not re.search(r"^[A-Z_]*CALLS = \{", path.read_text(), re.M), path.name
+    batched = registry.get("torch", "batched-backward")
+    assert batched.labelled("gbm") == "torch.autograd.grad(..., is_grads_batched=True)"
+    assert batched.labelled("moments") == "X.repeat(3, 1), one backward pass"
+    assert registry.get("torch", "jacrev-chunked").labelled(chunk=64).endswith("chunk_size=64)")
+    assert registry.get("jax", "steps-carry").labelled() == registry.get("jax", "steps-carry").call
+    problems = {p for s in registry.STRATEGIES for p in s.problems}
+    for s in registry.STRATEGIES:
+        if not isinstance(s.label, str):
+            assert {p for p, _ in s.label} <= set(s.problems) <= problems, s.key

@@ -98,7 +98,7 @@ def test_the_cost_table_shows_the_calls_and_the_rule_s_factor(reference):
         "tf.autodiff.ForwardAccumulator",
         "jax.jacfwd",
     ]
-    assert list(shown["reverse mode"])[1] == "GradientTape.jacobian"
+    assert list(shown["reverse mode"])[1] == "tape.jacobian"
     torch = f.pairs["torch"]
     assert shown["reverse took"][0] == f"{torch.factor:,.0f}×"
     assert shown["against N/2"][0] == f"{torch.factor / 500:.2f}×"

@@ -69,6 +69,10 @@ class Strategy(Unsupported):
     # The API call it makes, as the glossary shows it: f the function, x its inputs, y = f(x),
     # v a tangent, xs one copy of the inputs per path ("torch.func.jacfwd(f, argnums=(0, 1))").
     call: str = ""
+    # How a chapter's table names the call, as a reader would type it ("torch.func.jacrev";
+    # {chunk}: the chunk size), or (problem, label) pairs where the call differs by problem;
+    # "" where the table shows the call itself.
+    label: str | tuple[tuple[str, str], ...] = ""
     dtypes: tuple[str, ...] = DTYPES
     problems: tuple[str, ...] = ("gbm",)
     faithful: bool = False  # the question's own program: draws its own random numbers
@@ -144,6 +148,12 @@ class Strategy(Unsupported):
             return None
         twin = get(self.framework, self.variant_of)
         return twin.name if twin.engine == "eager" else None
+
+    def labelled(self, problem: str = "gbm", chunk: int | None = None) -> str:
+        """The call as a table of a problem names it (its label, the chunk size filled in),
+        else the call."""
+        label = self.label if isinstance(self.label, str) else dict(self.label).get(problem, "")
+        return label.format(chunk=chunk) if label else self.call
 
     def entry(self, problem: str = "gbm") -> str:
         """The builder, "module:function": one module per framework and problem (the batched

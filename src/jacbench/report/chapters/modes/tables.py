@@ -9,17 +9,8 @@ import pandas as pd
 from jacbench.constants import FRAMEWORK_NAMES
 from jacbench.report import formats
 from jacbench.report.chapters.modes.facts import Facts, Pair
+from jacbench.strategies import registry
 from jacbench.teaching import tape
-
-# The call each strategy of the chapter makes, as a reader would type it.
-CALLS = {
-    ("torch", "jacfwd"): "torch.func.jacfwd",
-    ("torch", "jacrev"): "torch.func.jacrev",
-    ("tensorflow", "forward-accumulator"): "tf.autodiff.ForwardAccumulator",
-    ("tensorflow", "tape-jacobian-pfor"): "GradientTape.jacobian",
-    ("jax", "jacfwd"): "jax.jacfwd",
-    ("jax", "jacrev"): "jax.jacrev",
-}
 
 
 def _longer(p: Pair) -> str:
@@ -41,8 +32,8 @@ def costs(f: Facts) -> pd.DataFrame:
         rows.append(
             {
                 "framework": FRAMEWORK_NAMES[fw],
-                "forward mode": CALLS[fw, p.forward.name],
-                "reverse mode": CALLS[fw, p.reverse.name],
+                "forward mode": registry.get(fw, p.forward.name).labelled(),
+                "reverse mode": registry.get(fw, p.reverse.name).labelled(),
                 "warm, forward / reverse": f"{formats.time(p.forward.warm_s)} / "
                 f"{formats.time(p.reverse.warm_s)}",
                 "reverse took": _longer(p),

@@ -18,22 +18,6 @@ from jacbench.report.chapters.vectorized.facts import (
 )
 from jacbench.strategies import registry
 
-# The call each batched reverse-mode strategy makes, as a reader would type it ({chunk}: the
-# problem's chunk size).
-CALLS = {
-    ("torch", "functional-loop"): "torch.autograd.functional.jacobian",
-    ("torch", "grad-loop"): "torch.autograd.grad, once per output",
-    ("torch", "functional-vectorized"): "jacobian(..., vectorize=True)",
-    ("torch", "batched-backward"): "torch.autograd.grad(..., is_grads_batched=True)",
-    ("torch", "jacrev"): "torch.func.jacrev",
-    ("torch", "jacrev-chunked"): "torch.func.jacrev(..., chunk_size={chunk})",
-    ("tensorflow", "tape-jacobian-loop"): "tape.jacobian(..., experimental_use_pfor=False)",
-    ("tensorflow", "tape-jacobian-pfor"): "tape.jacobian",
-    ("tensorflow", "tape-jacobian-pfor-chunked"): "tape.jacobian(..., parallel_iterations={chunk})",
-    ("jax", "vjp-loop"): "jax.lax.map over jax.vjp",
-    ("jax", "jacrev"): "jax.jacrev",
-    ("jax", "jacrev-chunked"): "jax.lax.map(..., batch_size={chunk}) over jax.vjp",
-}
 BATCHED = ("loop", "vectorized", "chunked")
 
 
@@ -50,7 +34,7 @@ def calls(chunk: int = GBMParams().chunk_size) -> pd.DataFrame:
                         "framework": FRAMEWORK_NAMES[fw],
                         "batching": s.batching,
                         "strategy": name,
-                        "call": CALLS.get((fw, name), "–").format(chunk=chunk),
+                        "call": s.labelled(chunk=chunk),
                     }
                 )
     return pd.DataFrame(rows, columns=["framework", "batching", "strategy", "call"])

@@ -24,24 +24,8 @@ from jacbench.report.chapters.wide.facts import (
 from jacbench.report.chapters.wide.products import Products
 from jacbench.report.chapters.wide.second import greeks_rows
 from jacbench.report.picks import LARGEST, QUESTION
+from jacbench.strategies import registry
 
-# The call each strategy of the moments problem makes.
-CALLS = {
-    ("torch", "grad-loop"): "torch.autograd.grad, once per output",
-    ("torch", "grad-loop-create-graph"): "the same with create_graph=True",
-    ("torch", "batched-backward"): "X.repeat(3, 1), one backward pass",
-    ("torch", "functional-loop"): "torch.autograd.functional.jacobian",
-    ("torch", "functional-vectorized"): "the same with vectorize=True",
-    ("torch", "jacrev"): "torch.func.jacrev",
-    ("torch", "jacfwd"): "torch.func.jacfwd",
-    ("tensorflow", "tape-jacobian-pfor"): "tape.jacobian",
-    ("tensorflow", "tape-jacobian-function"): "tape.jacobian inside tf.function",
-    ("tensorflow", "tape-jacobian-loop"): "tape.jacobian without pfor",
-    ("tensorflow", "batch-jacobian"): "tape.batch_jacobian",
-    ("jax", "jacrev"): "jax.jit(jax.jacrev(f))",
-    ("jax", "jacfwd"): "jax.jit(jax.jacfwd(f))",
-    ("numpy", "analytic"): "2X, 3X², 4X³ by hand",
-}
 NAMES = FRAMEWORK_NAMES
 
 
@@ -79,7 +63,8 @@ def strategies(f: Facts) -> pd.DataFrame:
     for key in listed():
         c = f.cases.get(key)
         if c is not None:
-            shown = {"framework": NAMES[key[0]], "strategy": key[1], "call": CALLS.get(key, "")}
+            call = registry.get(*key).labelled("moments")
+            shown = {"framework": NAMES[key[0]], "strategy": key[1], "call": call}
             rows.append({**shown, **_columns(c)})
     return pd.DataFrame(rows)
 
