@@ -170,7 +170,7 @@ ROWS: tuple[dict, ...] = (
            "create_graph=True, recording a graph a first-order Jacobian never uses (on a GPU each "
            "row copied into J = torch.zeros(3, n) on the CPU, as the question did).",
            call="torch.autograd.grad(y[i], x, create_graph=True) for each i",
-           label="torch.autograd.grad(..., create_graph=True)",
+           label="autograd.grad with create_graph=True",
            problems=("moments",), candidate=False, question_timed=True,
            memory_moments=M(arrays=4.5, fixed_mib=100), question="solution-1"),
     # The third answer's hand-written derivative in PyTorch, to time on a GPU beside the two
@@ -179,7 +179,7 @@ ROWS: tuple[dict, ...] = (
            "The second question's solution 3, the third answer's hand-written derivative: "
            "torch.stack((2X, 3X^2, 4X^3)), no automatic differentiation.",
            call="torch.stack((2 * X, 3 * X**2, 4 * X**3)), written by hand",
-           label="torch.stack of 2X, 3X², 4X³ by hand",
+           label="2X, 3X², 4X³ by hand",
            problems=("moments",), candidate=False, question_timed=True,
            memory_moments=M(arrays=6, fixed_mib=2)),
     record("torch", "vmap-jacrev", "reverse", "vectorized", "eager",
@@ -224,7 +224,8 @@ ROWS: tuple[dict, ...] = (
            "GradientTape.jacobian(experimental_use_pfor=False) on a persistent tape: a while loop "
            "of N gradients.",
            call="tape.jacobian(y, x, experimental_use_pfor=False)",
-           label="tape.jacobian(..., experimental_use_pfor=False)",
+           label=(("gbm", "tape.jacobian(..., experimental_use_pfor=False)"),
+                  ("moments", "tape.jacobian without pfor")),
            memory=M(arrays=50, fixed_mib=2), problems=BOTH,
            memory_moments=M(arrays=13, fixed_mib=5)),
     record("tensorflow", "forward-accumulator", "forward", "loop", "eager",

@@ -49,7 +49,12 @@ def _ordered(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
 
 
 def _columns(c: Case | None) -> dict:
+    """A case's warm and first calls and its memory; one the model skipped says in the memory
+    column what it would have needed."""
     done = c is not None and c.ok
+    if c is not None and c.status == "skipped-predicted":
+        needs = f"needs {formats.size(c.predicted)}"
+        return {"warm": "skipped", "first call": "–", "memory": needs}
     return {
         "warm": _outcome(c),
         "first call": formats.time(c.cold_s) if done else "–",
