@@ -219,7 +219,10 @@ def flags(ns: Sequence[int], warm: Sequence[float], target: int, floor: float,
         found.append("far")
     if min(warm) < floor:
         found.append("floor")
-    if any(warm[j] < lows[i] for i in range(len(warm)) for j in range(i + 1, len(warm))):
+    # A later median ahead of an earlier size's calls by the rule (margin 1, no floor).
+    earlier = [Spread(t, low, t, t) for t, low in zip(warm, lows, strict=True)]
+    if any(ranks(Spread.point(warm[j]), earlier[i], 1.0, floor=0.0)
+           for i in range(len(warm)) for j in range(i + 1, len(warm))):  # fmt: skip
         found.append("falling")
     if len(ns) < 3:
         found.append("few")
