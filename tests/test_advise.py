@@ -22,6 +22,7 @@ from jacbench import advise
 from jacbench.advise import fit
 from jacbench.advise.run import Request
 from jacbench.cli import main
+from jacbench.report.advice import Advice, Fitted, Row, Strategy
 
 TORCH_MODULE = '''
 import torch
@@ -172,27 +173,27 @@ def reader(tmp_path_factory) -> Path:
 FEWEST = {"repeats": 3, "warm_budget_s": 0.05}
 
 
-def _advise(reader: Path, out: Path, function: str, factory: str = "example", **kw) -> dict:
+def _advise(reader: Path, out: Path, function: str, factory: str = "example", **kw) -> Advice:
     req = Request(f"{reader}/mine.py:{function}", f"{reader}/mine.py:{factory}", threads=1,
                   **{**FEWEST, **kw})  # fmt: skip
     return advise.advise(req, out, progress=lambda line: None)
 
 
-def _strategy(advice: dict, name: str) -> dict:
-    return next(s for s in advice["strategies"] if s["name"] == name)
+def _strategy(advice: Advice, name: str) -> Strategy:
+    return advice.strategy(name)
 
 
-def _assert_the_fastest_is_picked_or_tied(advice: dict) -> None:
+def _assert_the_fastest_is_picked_or_tied(advice: Advice) -> None:
     """The strategy measured fastest at the largest size is the pick, or the advice names it
     as not told apart from the pick; the pick is the fastest by what ranked it (its prediction,
     or, where a prediction is flagged, its median at the largest size)."""
-    ok = [s for s in advice["strategies"] if s["status"] == "ok"]
-    largest = {s["name"]: s["rows"][-1]["warm_median_s"] for s in ok}
+    ok = [s for s in advice.strategies if s.status == "ok"]
+    largest = {s.name: s.rows[-1].warm_median_s for s in ok}
     fastest = min(largest, key=largest.get)
-    pick = advice["pick"]
-    assert fastest == pick["strategy"] or fastest in pick["tied"], (fastest, pick)
-    by = largest if pick["basis"] == "measured" else {s["name"]: s["predicted_s"] for s in ok}
-    assert pick["strategy"] == min(by, key=by.get)
+    pick = advice.pick
+    assert fastest == pick.strategy or fastest in pick.tied, (fastest, pick)
+    by = largest if pick.basis == "measured" else {s.name: s.predicted_s for s in ok}
+    assert pick.strategy == min(by, key=by.get)
 
 
 def _closed_lognormal(theta: np.ndarray, z: np.ndarray) -> np.ndarray:
@@ -271,8 +272,9 @@ def test_a_disturbance_both_felt_does_not_tie_two_strategies_apart():
     disturbed = [1.0, 1.6, 1.1, 1.7]
 
     def rows(scale):
-        return [{"n": n, "warm_median_s": scale * n * 1e-7 * d, "warm_min_s": scale * n * 1e-7 * d,
-                 "warm_max_s": scale * n * 1e-7 * d * 1.02, "cold_s": 1.0, "peak_bytes": 2**22}
+        return [Row(n=n, status="ok", warm_median_s=scale * n * 1e-7 * d,
+                    warm_min_s=scale * n * 1e-7 * d, warm_max_s=scale * n * 1e-7 * d * 1.02,
+                    cold_s=1.0, peak_bytes=2**22)
                 for n, d in zip(ns, disturbed, strict=True)]  # fmt: skip
 
     a, b = fit.predict("a", rows(1.0), 10**6, 1e-3), fit.predict("b", rows(3.0), 10**6, 1e-3)
@@ -355,46 +357,46 @@ def test_the_exponent_interval_holds_the_true_exponent():
 
 def test_a_fit_survives_its_json():
     f = fit.power_law([1e3, 1e4, 1e5], [1.0, 12.0, 95.0], spreads=[1.1, 1.1, 1.2])
-    back = fit.Fit.from_json(f.to_json())
+    back = fit.Fit.from_fitted(Fitted.from_json(f.fitted().to_json()))
     assert back.interval(1e6) == pytest.approx(f.interval(1e6))
     assert back.at(1e6) == pytest.approx(f.at(1e6))
 
 
 def test_measured_again_the_pick_follows_the_workers_medians():
     def rows(*medians):
-        return [{"status": "ok", "warm_median_s": m} for m in medians]
+        return [Row(n=10**5, status="ok", warm_median_s=m) for m in medians]
 
     found = fit.checked({"a": rows(0.30, 0.31, 0.29), "b": rows(0.20, 0.21, 0.22),
                          "c": rows(0.25, 0.19, 0.26)}, floor=1e-3)  # fmt: skip
-    assert found["strategy"] == "b" and found["tied"] == ["c"]
-    assert found["strategies"]["b"]["median_s"] == pytest.approx(0.21)
-    failed = fit.checked({"a": [{"status": "timeout"}], "b": rows(0.5)})
-    assert failed["strategy"] == "b" and "a" not in failed["strategies"]
+    assert found.strategy == "b" and found.tied == ("c",)
+    assert found.strategies["b"].median_s == pytest.approx(0.21)
+    failed = fit.checked({"a": [Row(n=10**5, status="timeout")], "b": rows(0.5)})
+    assert failed.strategy == "b" and "a" not in failed.strategies
 
 
 def test_a_strategy_too_slow_for_the_next_size_is_not_run():
     from jacbench.advise.run import _too_slow
 
-    rows = [{"n": 1000, "status": "ok", "warm_median_s": 2.0, "cold_s": 3.0}]
+    rows = [Row(n=1000, status="ok", warm_median_s=2.0, cold_s=3.0)]
     # Growing as n, 4 calls of 20 s and a first call of 3 s: 83 s, within 120 s.
     assert _too_slow(rows, 10_000, timeout=120) is None
     # Growing as n^2 (reverse mode over one output per row), 4 calls of 200 s: past it.
     why = _too_slow(rows, 10_000, timeout=120, growth=2.0)
     assert "n^2" in why and "past the 120 s limit" in why
-    assert _too_slow([{"n": 1000, "status": "error"}], 10_000, timeout=1) is None
+    assert _too_slow([Row(n=1000, status="error")], 10_000, timeout=1) is None
 
 
 def test_a_framework_that_cannot_allocate_is_a_memory_failure():
     from jacbench.advise.run import _status
 
-    row = {"n": 5000, "status": "error", "message": "RESOURCE_EXHAUSTED: Out of memory\nmore"}
+    row = Row(n=5000, status="error", message="RESOURCE_EXHAUSTED: Out of memory\nmore")
     assert _status(row, 1e-4) == ("memory-cap", "at n=5,000: RESOURCE_EXHAUSTED: Out of memory")
-    assert _status({"n": 5, "status": "error", "message": "ValueError: x"}, 1e-4)[0] == "error"
-    wrong = {"n": 5, "status": "ok", "max_rel_error": 1e-2}
+    assert _status(Row(n=5, status="error", message="ValueError: x"), 1e-4)[0] == "error"
+    wrong = Row(n=5, status="ok", max_rel_error=1e-2)
     assert _status(wrong, 1e-4)[0] == "wrong"
 
 
-def _written_advice(overhead: bool = False) -> dict:
+def _written_advice(overhead: bool = False) -> Advice:
     """An advice as advise writes it, by hand: two strategies at two sizes, the function."""
 
     def row(n, t):
@@ -414,13 +416,16 @@ def _written_advice(overhead: bool = False) -> dict:
             "one_call_differs": False, "basis": "predicted"}  # fmt: skip
     if overhead:
         pick["overhead"] = True
-    return {"sizes": [1000, 10_000], "target": 100_000, "strategies": [strategy("fast", 1e-3),
-            strategy("slow", 1e-2)], "pick": pick, "rule": {"floor_s": 1e-3},
+    return Advice.from_json({
+            "function": "mine.py:f", "framework": "torch", "inputs": 2, "outputs": 100_000,
+            "sizes": [1000, 10_000], "target": 100_000, "strategies": [strategy("fast", 1e-3),
+            strategy("slow", 1e-2)], "pick": pick,
+            "rule": {"level": 0.95, "floor_s": 1e-3, "far": 10.0, "margin": 1.0},
             "baseline": {"status": "ok", "rows": [{"n": 1000, "status": "ok",
                          "warm_median_s": 1e-4}, {"n": 10_000, "status": "ok",
                          "warm_median_s": 1e-3}]},
             "check": {"reference": "functional-loop", "fd_status": "ok", "fd_error": 1e-8,
-                      "fd_agree": 1.0}, "mem_cap_bytes": 2**33}  # fmt: skip
+                      "fd_agree": 1.0}, "mem_cap_bytes": 2**33})  # fmt: skip
 
 
 def test_the_printed_table_and_summary_say_what_was_decided():
@@ -489,26 +494,28 @@ def test_sizes_start_past_the_mmap_threshold_the_target_passes():
 
 
 @pytest.fixture(scope="module")
-def tall(reader, tmp_path_factory) -> dict:
-    out = tmp_path_factory.mktemp("tall")
+def tall_out(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("tall")
+
+
+@pytest.fixture(scope="module")
+def tall(reader, tall_out) -> Advice:
     strategies = ("functional-loop", "jacrev", "jacfwd", "per-row")
-    return _advise(reader, out, "lognormal", sizes=(200, 400), strategies=strategies) | {
-        "out": str(out)
-    }
+    return _advise(reader, tall_out, "lognormal", sizes=(200, 400), strategies=strategies)
 
 
 @pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_every_strategy_passes_its_check_and_the_pick_is_the_fastest(tall):
-    assert {s["status"] for s in tall["strategies"]} == {"ok"}
-    assert all(s["rows"][0]["max_rel_error"] < 1e-4 for s in tall["strategies"])
-    assert tall["check"]["fd_status"] == "ok" and tall["check"]["fd_error"] < 1e-4
-    assert tall["check"]["fd_agree"] == 1.0
+    assert {s.status for s in tall.strategies} == {"ok"}
+    assert all(s.rows[0].max_rel_error < 1e-4 for s in tall.strategies)
+    assert tall.check.fd_status == "ok" and tall.check.fd_error < 1e-4
+    assert tall.check.fd_agree == 1.0
     _assert_the_fastest_is_picked_or_tied(tall)
 
 
 @pytest.mark.slow  # advise's worker processes: 5 to 50 s
-def test_advice_json_holds_what_the_issue_names(tall):
-    on_disk = json.loads((Path(tall["out"]) / "advice.json").read_text())
+def test_advice_json_holds_what_the_issue_names(tall, tall_out):
+    on_disk = json.loads((tall_out / "advice.json").read_text())
     for key in ("function", "framework", "inputs", "outputs", "sizes", "target", "strategies",
                 "pick", "code"):  # fmt: skip
         assert key in on_disk
@@ -520,7 +527,7 @@ def test_advice_json_holds_what_the_issue_names(tall):
     assert {"strategy", "predicted_s", "predicted_peak_bytes", "why", "one_call"} <= set(
         on_disk["pick"]
     )
-    journal = (Path(tall["out"]) / "rows.jsonl").read_text().splitlines()
+    journal = (tall_out / "rows.jsonl").read_text().splitlines()
     # A row per strategy and size, and one of the function itself per size.
     assert len(journal) == 2 * (len(on_disk["strategies"]) + 1)
     assert [r["n"] for r in on_disk["baseline"]["rows"]] == [200, 400]
@@ -530,16 +537,16 @@ def test_advice_json_holds_what_the_issue_names(tall):
 @pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_refit_from_the_rows_alone_gives_the_same_advice(tall):
     # What a change to the fit is checked with: the rows are fitted again, nothing measured.
-    again = advise.refit({k: v for k, v in tall.items() if k != "out"})
-    assert again["pick"]["strategy"] == tall["pick"]["strategy"]
-    assert [s["predicted_s"] for s in again["strategies"]] == pytest.approx(
-        [s["predicted_s"] for s in tall["strategies"]]
+    again = advise.refit(tall)
+    assert again.pick.strategy == tall.pick.strategy
+    assert [s.predicted_s for s in again.strategies] == pytest.approx(
+        [s.predicted_s for s in tall.strategies]
     )
 
 
 @pytest.mark.slow  # advise's worker processes: 5 to 50 s
-def test_printed_code_computes_the_closed_form(tall, reader, tmp_path):
-    code = Path(tall["out"]) / "jacobian.py"
+def test_printed_code_computes_the_closed_form(tall, tall_out, reader, tmp_path):
+    code = tall_out / "jacobian.py"
     script = (
         f"import numpy as np, runpy\n"
         f"ns = runpy.run_path({str(code)!r})\n"
@@ -560,27 +567,27 @@ def test_coupled_rows_refuse_the_per_row_strategy(reader, tmp_path):
     found = _advise(reader, tmp_path, "demeaned", sizes=(200, 300),
                     strategies=("functional-loop", "jacfwd", "per-row"))  # fmt: skip
     per_row = _strategy(found, "per-row")
-    assert per_row["status"] == "refused" and "coupled" in per_row["reason"]
-    assert len(per_row["rows"]) == 1  # not measured past the check
-    assert found["pick"]["strategy"] != "per-row"
-    assert _strategy(found, "jacfwd")["status"] == "ok"
+    assert per_row.status == "refused" and "coupled" in per_row.reason
+    assert len(per_row.rows) == 1  # not measured past the check
+    assert found.pick.strategy != "per-row"
+    assert _strategy(found, "jacfwd").status == "ok"
 
 
 @pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_wide_function_gets_reverse_mode(reader, tmp_path):
     found = _advise(reader, tmp_path, "wide", "wide_example", sizes=(1000, 3000),
                     strategies=("jacrev", "jacfwd", "functional-forward"))  # fmt: skip
-    assert _strategy(found, "jacrev")["status"] == "ok"
-    assert found["outputs"] == 4
-    assert _strategy(found, found["pick"]["strategy"])["mode"] == "reverse"
+    assert _strategy(found, "jacrev").status == "ok"
+    assert found.outputs == 4
+    assert _strategy(found, found.pick.strategy).mode == "reverse"
 
 
 @pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_hessian_of_a_one_output_function(reader, tmp_path):
     found = _advise(reader, tmp_path, "energy", "energy_example", sizes=(20, 40), order=2)
-    assert {s["status"] for s in found["strategies"]} == {"ok"}
-    assert found["check"]["fd_status"] == "ok" and found["check"]["fd_error"] < 1e-5
-    assert found["pick"]["strategy"] in {s["name"] for s in found["strategies"]}
+    assert {s.status for s in found.strategies} == {"ok"}
+    assert found.check.fd_status == "ok" and found.check.fd_error < 1e-5
+    assert found.pick.strategy in {s.name for s in found.strategies}
     # The printed code's Hessian is the closed form A - diag(cos theta), at a size not measured.
     script = (
         f"import numpy as np, runpy, sys\n"
@@ -604,9 +611,9 @@ def test_peak_predicted_at_a_size_not_measured_holds(reader, tmp_path):
     # prediction 0.41x the measured peak); from 4,000 every array is mapped and freed alike.
     found = _advise(reader, tmp_path, "features", "features_example", sizes=(4000, 8000),
                     target=16000, strategies=("jacfwd",), verify=True)  # fmt: skip
-    measured = found["pick"]["measured"]
-    assert measured["status"] == "ok" and measured["n"] == 16000
-    assert 0.5 <= measured["peak_ratio"] <= 2.0
+    measured = found.pick.measured
+    assert measured.status == "ok" and measured.n == 16000
+    assert 0.5 <= measured.peak_ratio <= 2.0
 
 
 @pytest.mark.slow  # advise's worker processes: 5 to 50 s
@@ -628,17 +635,14 @@ def test_above_the_floor_the_pick_is_the_fastest_measured_and_a_rerun_agrees(rea
     for found in runs:
         # Calls of milliseconds leave nothing to flag on a quiet machine; on a busy one a size
         # can come out slower than the next (falling), and the pick then reads the calls.
-        flagged = any(s.get("flags") for s in found["strategies"] if s["status"] == "ok")
-        assert found["pick"]["basis"] == ("measured" if flagged else "predicted")
+        flagged = any(s.flags for s in found.strategies if s.status == "ok")
+        assert found.pick.basis == ("measured" if flagged else "predicted")
         _assert_the_fastest_is_picked_or_tied(found)
-        base = {r["n"]: r["warm_median_s"] for r in found["baseline"]["rows"]}
-        for r in (r for s in found["strategies"] for r in s["rows"]):
-            assert r["evaluations"] == pytest.approx(r["warm_median_s"] / base[r["n"]])
-    first, second = (r["pick"] for r in runs)
-    assert (
-        second["strategy"] in (first["strategy"], *first["tied"])
-        or first["strategy"] in (second["tied"])
-    )
+        base = {r.n: r.warm_median_s for r in found.baseline.rows}
+        for r in (r for s in found.strategies for r in s.rows):
+            assert r.evaluations == pytest.approx(r.warm_median_s / base[r.n])
+    first, second = (r.pick for r in runs)
+    assert second.strategy in (first.strategy, *first.tied) or first.strategy in (second.tied)
 
 
 @pytest.mark.slow  # advise's worker processes: 5 to 50 s
@@ -650,12 +654,12 @@ def test_the_prediction_at_a_size_not_measured_is_inside_its_interval(reader, tm
         found = _advise(reader, tmp_path / str(attempt), "heavy", "heavy_example",
                         sizes=(1000, 2000, 4000, 8000), target=16000,
                         strategies=("jacfwd",), verify=True)  # fmt: skip
-        measured = found["pick"]["measured"]
-        if measured["within_interval"] and 0.5 <= measured["time_ratio"] <= 2:
+        measured = found.pick.measured
+        if measured.within_interval and 0.5 <= measured.time_ratio <= 2:
             break
-    assert measured["n"] == 16000 and measured["within_interval"]
-    assert 0.5 <= measured["time_ratio"] <= 2
-    assert found["pick"]["checked"]["strategies"]["jacfwd"]["workers"] == 3
+    assert measured.n == 16000 and measured.within_interval
+    assert 0.5 <= measured.time_ratio <= 2
+    assert found.pick.checked.strategies["jacfwd"].workers == 3
 
 
 @pytest.mark.slow  # advise's worker processes: 5 to 50 s
@@ -669,53 +673,55 @@ def test_the_prediction_ten_times_past_the_data_is_inside_its_interval(reader, t
         found = _advise(reader, tmp_path / str(attempt), "busy", "busy_example",
                         sizes=(1000, 10_000, 20_000, 30_000, 40_000), fit_from=10_000,
                         target=400_000, strategies=("per-row",), verify=True)  # fmt: skip
-        measured = found["pick"]["measured"]
-        if measured["within_interval"] and 0.5 <= measured["time_ratio"] <= 2:
+        measured = found.pick.measured
+        if measured.within_interval and 0.5 <= measured.time_ratio <= 2:
             break
-    assert "mmap" not in _strategy(found, "per-row")["flags"]
-    assert measured["n"] == 400_000 and measured["within_interval"]
-    assert 0.5 <= measured["time_ratio"] <= 2
+    assert "mmap" not in _strategy(found, "per-row").flags
+    assert measured.n == 400_000 and measured.within_interval
+    assert 0.5 <= measured.time_ratio <= 2
 
 
 @pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_a_barrier_is_flagged_and_a_smooth_payoff_is_not(reader, tmp_path, tall):
     found = _advise(reader, tmp_path, "down_and_out", "barrier_example", sizes=(4000,),
                     strategies=("jacfwd",))  # fmt: skip
-    assert found["boundary"]["jumps"]
-    spot = found["boundary"]["inputs"][0]
-    assert spot["jumps"] and spot["bumped_mean"] > spot["per_row_mean"] + 3 * spot["standard_error"]
+    assert found.boundary.jumps
+    spot = found.boundary.inputs[0]
+    assert spot.jumps and spot.bumped_mean > spot.per_row_mean + 3 * spot.standard_error
     assert "boundary term" in advise.output.summary(found)
-    assert tall["boundary"]["status"] == "ok" and not tall["boundary"]["jumps"]
+    assert tall.boundary.status == "ok" and not tall.boundary.jumps
 
 
 def test_check_re_picks_from_what_it_measured():
     # Written by hand: the prediction picked a, measured again at the target b is faster in every
     # worker and c overlaps b: the pick becomes b, c tied, a's prediction kept beside.
     def strategy(name, predicted):
-        return {"name": name, "status": "ok", "predicted_s": predicted,
+        return {"name": name, "mode": "forward", "status": "ok", "predicted_s": predicted,
                 "predicted_cold_s": 1.0, "predicted_peak_bytes": 1e6,
                 "predicted_interval_s": [predicted / 2, predicted * 2]}  # fmt: skip
 
     def rows(*medians):
-        return [{"n": 10**5, "status": "ok", "warm_median_s": m, "peak_bytes": 10**6}
-                for m in medians]  # fmt: skip
+        return [Row(n=10**5, status="ok", warm_median_s=m, peak_bytes=10**6) for m in medians]
 
-    found = {"target": 10**5, "strategies": [strategy("a", 0.1), strategy("b", 0.12),
-             strategy("c", 0.2)], "pick": {"strategy": "a", "tied": ["b"], "predicted_s": 0.1,
-             "predicted_peak_bytes": 1e6}}  # fmt: skip
-    advise.recheck(found, {"a": rows(0.30, 0.31, 0.32), "b": rows(0.20, 0.21, 0.22),
-                           "c": rows(0.215, 0.19, 0.26)})  # fmt: skip
-    pick = found["pick"]
-    assert pick["strategy"] == "b" and pick["tied"] == ["c"]
-    assert pick["checked"]["changed"] and pick["checked"]["predicted_pick"] == "a"
-    assert pick["measured"]["warm_median_s"] == 0.21
-    assert pick["measured"]["time_ratio"] == pytest.approx(0.12 / 0.21)
-    assert pick["measured"]["within_interval"]
+    written = Advice.from_json({
+        "function": "mine.py:f", "framework": "torch", "inputs": 2, "outputs": 10**5,
+        "sizes": [10**4], "target": 10**5,
+        "strategies": [strategy("a", 0.1), strategy("b", 0.12), strategy("c", 0.2)],
+        "pick": {"strategy": "a", "tied": ["b"], "predicted_s": 0.1,
+                 "predicted_peak_bytes": 1e6}})  # fmt: skip
+    found = advise.recheck(written, {"a": rows(0.30, 0.31, 0.32), "b": rows(0.20, 0.21, 0.22),
+                                     "c": rows(0.215, 0.19, 0.26)})  # fmt: skip
+    pick = found.pick
+    assert pick.strategy == "b" and pick.tied == ("c",)
+    assert pick.checked.changed and pick.checked.predicted_pick == "a"
+    assert pick.measured.warm_median_s == 0.21
+    assert pick.measured.time_ratio == pytest.approx(0.12 / 0.21)
+    assert pick.measured.within_interval
     # A leader that failed at the target in every worker is named with its status.
-    advise.recheck(found, {"b": rows(0.2), "d": [{"n": 10**5, "status": "memory-cap"}]})
-    assert found["pick"]["checked"]["failed"] == {"d": "memory-cap"}
+    found = advise.recheck(found, {"b": rows(0.2), "d": [Row(n=10**5, status="memory-cap")]})
+    assert found.pick.checked.failed == {"d": "memory-cap"}
     assert "failed at n=100,000: d (memory-cap)" in "\n".join(
-        advise.output._checked_lines(found, found["pick"])
+        advise.output._checked_lines(found.pick)
     )
 
 
@@ -845,7 +851,7 @@ def others(tmp_path_factory) -> Path:
     return folder
 
 
-def _run(folder: Path, module: str, function: str, factory: str, out: Path, **kw) -> dict:
+def _run(folder: Path, module: str, function: str, factory: str, out: Path, **kw) -> Advice:
     req = Request(f"{folder}/{module}:{function}", f"{folder}/{module}:{factory}", threads=1,
                   **{**FEWEST, **kw})  # fmt: skip
     return advise.advise(req, out, progress=lambda line: None)
@@ -854,8 +860,8 @@ def _run(folder: Path, module: str, function: str, factory: str, out: Path, **kw
 @pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_jax_function_gets_a_checked_pick_and_working_code(others, tmp_path):
     found = _run(others, "theirs.py", "jax_heat", "jax_example", tmp_path, sizes=(300, 600))
-    assert found["framework"] == "jax"
-    assert {s["status"] for s in found["strategies"]} == {"ok"}
+    assert found.framework == "jax"
+    assert {s.status for s in found.strategies} == {"ok"}
     _assert_the_fastest_is_picked_or_tied(found)
     script = (
         f"import runpy, sys, numpy as np\n"
@@ -876,17 +882,17 @@ def test_a_branch_under_jit_is_a_row_with_its_reason(others, tmp_path):
     found = _run(others, "theirs.py", "jax_branchy", "jax_example", tmp_path, sizes=(100, 200),
                  strategies=("vjp-loop", "jacfwd"))  # fmt: skip
     jacfwd = _strategy(found, "jacfwd")
-    assert jacfwd["status"] == "error" and "traced" in jacfwd["reason"]
-    assert found["pick"]["strategy"] == "vjp-loop"
+    assert jacfwd.status == "error" and "traced" in jacfwd.reason
+    assert found.pick.strategy == "vjp-loop"
 
 
 @pytest.mark.slow  # advise's worker processes: 5 to 50 s
 def test_torch_item_branch_is_a_row_with_its_reason(others, tmp_path):
     found = _run(others, "branch.py", "branchy", "example", tmp_path, sizes=(100, 200),
                  strategies=("functional-loop", "per-row"))  # fmt: skip
-    assert _strategy(found, "per-row")["status"] == "error"
-    assert "item" in _strategy(found, "per-row")["reason"]
-    assert found["pick"]["strategy"] == "functional-loop"
+    assert _strategy(found, "per-row").status == "error"
+    assert "item" in _strategy(found, "per-row").reason
+    assert found.pick.strategy == "functional-loop"
 
 
 @pytest.mark.slow  # advise's worker processes: 5 to 50 s
@@ -895,22 +901,22 @@ def test_tensorflow_wide_function_gets_reverse_mode(others, tmp_path):
                   "forward-accumulator-function")  # fmt: skip
     found = _run(others, "theirs_tf.py", "tf_wide", "tf_example", tmp_path, sizes=(2000, 4000),
                  strategies=strategies)  # fmt: skip
-    assert found["framework"] == "tensorflow" and found["outputs"] == 3
-    assert {s["status"] for s in found["strategies"]} == {"ok"}
-    assert _strategy(found, found["pick"]["strategy"])["mode"] == "reverse"
+    assert found.framework == "tensorflow" and found.outputs == 3
+    assert {s.status for s in found.strategies} == {"ok"}
+    assert _strategy(found, found.pick.strategy).mode == "reverse"
 
 
 @pytest.mark.slow
-def test_book_renders_the_chapter_for_a_readers_advice(tall, tmp_path):
+def test_book_renders_the_chapter_for_a_readers_advice(tall, tall_out, tmp_path):
     # What jacbench advise --book builds: the chapter, its last section reading this advice.
     from jacbench.publish import single
 
     root = Path(__file__).resolve().parents[1]
     page = single.build_page("08-your-function", root, out=tmp_path / "book",
-                             parameters={"advice": tall["out"]})  # fmt: skip
+                             parameters={"advice": str(tall_out)})  # fmt: skip
     html = page.read_text()
     assert "mine.py:lognormal" in html
-    assert tall["pick"]["strategy"] in html
+    assert tall.pick.strategy in html
     assert "Traceback" not in html
 
 
@@ -927,14 +933,14 @@ def test_the_committed_advice_refits_to_its_own_picks(name):
     committed = advise.load(REFERENCE_ADVICE / name)
     again = advise.refit(committed)
     for key in ("strategy", "tied", "one_call", "basis"):
-        assert again["pick"][key] == committed["pick"][key], key
-    assert again["pick"]["predicted_s"] == pytest.approx(committed["pick"]["predicted_s"])
-    for old, new in zip(committed["strategies"], again["strategies"], strict=True):
-        assert new["status"] == old["status"] and new.get("flags") == old.get("flags")
-        if old["predicted_s"] is not None:
-            assert new["predicted_interval_s"] == pytest.approx(old["predicted_interval_s"])
-    if "checked" in committed["pick"]:
-        assert again["pick"]["checked"]["strategy"] == committed["pick"]["checked"]["strategy"]
+        assert getattr(again.pick, key) == getattr(committed.pick, key), key
+    assert again.pick.predicted_s == pytest.approx(committed.pick.predicted_s)
+    for old, new in zip(committed.strategies, again.strategies, strict=True):
+        assert new.status == old.status and new.flags == old.flags
+        if old.predicted_s is not None:
+            assert new.predicted_interval_s == pytest.approx(old.predicted_interval_s)
+    if committed.pick.checked:
+        assert again.pick.checked.strategy == committed.pick.checked.strategy
 
 
 def test_the_probe_grows_the_size_until_the_function_takes_the_floor(reader):

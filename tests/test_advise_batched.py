@@ -26,6 +26,7 @@ from jacbench.advise.run import Request
 from jacbench.cli import main
 from jacbench.constants import TOLERANCE
 from jacbench.problems import batched, user
+from jacbench.report.advice import Advice, Batch
 from jacbench.strategies import generic
 
 SAMPLES, INPUTS, HIDDEN, OUTPUTS = 8, 16, 8, 4
@@ -209,13 +210,13 @@ def test_blocks_are_found_and_an_entry_off_them_undoes_it():
 
 
 @pytest.fixture(scope="module")
-def jax_batch(reader, tmp_path_factory) -> dict:
+def jax_batch(reader, tmp_path_factory) -> Advice:
     out = tmp_path_factory.mktemp("jax_batch")
     return _advise(reader, "jax", "mlp", out, sizes=(SAMPLES, 2 * SAMPLES), batch=True)
 
 
 @pytest.fixture(scope="module")
-def torch_batch(reader, tmp_path_factory) -> dict:
+def torch_batch(reader, tmp_path_factory) -> Advice:
     out = tmp_path_factory.mktemp("torch_batch")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("JACBENCH_COMPILE_COST", "skip")  # no second compile: nothing reads it here
@@ -226,21 +227,21 @@ def torch_batch(reader, tmp_path_factory) -> dict:
 @pytest.mark.parametrize("framework", ["jax", "torch"])
 def test_a_batch_gets_a_batched_pick_checked_against_the_blocks(framework, request):
     found = request.getfixturevalue(f"{framework}_batch")
-    assert found["batch"] == {"samples": SAMPLES, "inputs": INPUTS, "outputs": OUTPUTS}
-    assert {s["status"] for s in found["strategies"]} == {"ok"}, found["strategies"]
-    names = {s["name"] for s in found["strategies"]}
+    assert found.batch == Batch(samples=SAMPLES, inputs=INPUTS, outputs=OUTPUTS)
+    assert {s.status for s in found.strategies} == {"ok"}, found.strategies
+    names = {s.name for s in found.strategies}
     assert {r.name for r in generic.all_records(framework, 1, batched=True)} < names
     # The plain loop over the flattened batch, beside: its diagonal blocks agree too.
     assert generic.reference(framework, 1).name in names
-    assert all(s["rows"][0]["max_rel_error"] < 1e-5 for s in found["strategies"])
-    assert generic.find(framework, found["pick"]["strategy"]).batched
+    assert all(s.rows[0].max_rel_error < 1e-5 for s in found.strategies)
+    assert generic.find(framework, found.pick.strategy).batched
 
 
 @pytest.mark.slow  # advise's worker processes: 10 to 60 s
 @pytest.mark.parametrize("framework", ["jax", "torch"])
 def test_printed_code_gives_the_closed_form(framework, request, reader, tmp_path):
     found = request.getfixturevalue(f"{framework}_batch")
-    (tmp_path / "jacobian.py").write_text(found["code"])
+    (tmp_path / "jacobian.py").write_text(found.code)
     module = MODULES[framework].removesuffix(".py")
     script = (
         f"import numpy as np, runpy, sys\n"
@@ -262,19 +263,19 @@ def test_printed_code_gives_the_closed_form(framework, request, reader, tmp_path
 def test_tensorflow_batch_jacobian_passes_its_check(reader, tmp_path):
     found = _advise(reader, "tensorflow", "mlp", tmp_path, sizes=(SAMPLES,), batch=True,
                     strategies=("batch-jacobian", "batch-jacobian-xla"))  # fmt: skip
-    for s in found["strategies"]:
-        assert s["status"] == "ok", s
-        assert s["rows"][0]["max_rel_error"] < TOLERANCE["float32"]
-    assert found["pick"]["strategy"] in ("batch-jacobian", "batch-jacobian-xla")
+    for s in found.strategies:
+        assert s.status == "ok", s
+        assert s.rows[0].max_rel_error < TOLERANCE["float32"]
+    assert found.pick.strategy in ("batch-jacobian", "batch-jacobian-xla")
 
 
 @pytest.mark.slow  # advise's worker processes: 5 to 20 s
 def test_a_flattened_batch_is_found_block_diagonal(reader, tmp_path):
     found = _advise(reader, "jax", "flat_mlp", tmp_path, "flat_example", sizes=(SAMPLES,),
                     strategies=("jacrev",))  # fmt: skip
-    assert (found["inputs"], found["outputs"]) == (SAMPLES * INPUTS, SAMPLES * OUTPUTS)
-    assert found["blocks"] == SAMPLES and found["block_shape"] == [OUTPUTS, INPUTS]
-    assert found["batch"] is None
+    assert (found.inputs, found.outputs) == (SAMPLES * INPUTS, SAMPLES * OUTPUTS)
+    assert found.blocks == SAMPLES and found.block_shape == (OUTPUTS, INPUTS)
+    assert found.batch is None
     said = output.summary(found)
     assert f"block-diagonal, {SAMPLES} blocks of {OUTPUTS}×{INPUTS}" in said
     assert "rerun with --batch" in said

@@ -246,14 +246,9 @@ def test_formats():
     assert formats.count(10_000) == "10,000" and formats.times(2.06) == "2.1×"
 
 
-def test_a_span_and_a_comparison_in_words():
+def test_a_span_in_words():
     assert formats.span([0.6, 0.47, 0.65], lambda x: f"{x:.0%}") == "47% to 65%"
     assert formats.span([0.6012, 0.6049], lambda x: f"{x:.0%}") == "60%"  # print the same
-    assert formats.compared(6.3, "as long", "about the same") == "6.3× as long"
-    assert formats.compared(1 / 1.8, "as long", "about the same") == "1.8× faster"
-    assert formats.compared(1.14, "as long", "about the same") == "about the same"
-    assert formats.compared(1 / 1.14, "as long", "same", faster="quicker") == "same"
-    assert formats.compared(1.15, "as long", "same") == "1.1× as long"  # 1.15 itself is apart
 
 
 def test_glued_text_reads_back_exactly_as_written(monkeypatch):

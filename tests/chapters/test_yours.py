@@ -25,8 +25,8 @@ def _strategy(name, mode, rows, status="ok", reason=""):
     return {"name": name, "mode": mode, "status": status, "reason": reason, "rows": rows,
             "predicted_s": rows[-1]["warm_median_s"] * 10 if status == "ok" else None,
             "predicted_peak_bytes": 2**30 if status == "ok" else None, "per_row": False,
-            "fits": {"warm": {"scale": 1e-6, "exponent": 1.0},
-                     "peak": {"scale": 1e4, "exponent": 1.0}}}  # fmt: skip
+            "fits": {"warm": {"scale": 1e-6, "exponent": 1.0, "points": 2},
+                     "peak": {"scale": 1e4, "exponent": 1.0, "points": 2}}}  # fmt: skip
 
 
 def _write(folder: Path, inputs: int, forward_s: float, per_row_s: float, coupled=False) -> Path:

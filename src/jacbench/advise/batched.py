@@ -9,8 +9,9 @@ says so in one line.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
+from jacbench.report.advice import Advice, Batch
 from jacbench.strategies import generic
 
 
@@ -19,20 +20,23 @@ def records(framework: str) -> list[generic.Generic]:
     return [*generic.all_records(framework, 1, batched=True), generic.reference(framework, 1)]
 
 
-def fields(found: dict[str, Any]) -> dict[str, Any]:
-    """What advice.json keeps of the probe's batch: B and a sample's inputs and outputs with
-    --batch; without, the diagonal blocks the Jacobian was found to have (None: none)."""
-    return {k: found.get(k) for k in ("batch", "blocks", "block_shape")}
+def fields(found: Mapping) -> tuple[Batch | None, int | None, tuple[int, int] | None]:
+    """What advice.json keeps of the probe's batch (batch, blocks, block_shape): B and a
+    sample's inputs and outputs with --batch; without, the diagonal blocks the Jacobian was
+    found to have (None: none)."""
+    batch, shape = found.get("batch"), found.get("block_shape")
+    return (None if batch is None else Batch.from_json(batch), found.get("blocks"),
+            None if shape is None else tuple(shape))  # fmt: skip
 
 
-def summary(advice: dict[str, Any]) -> list[str]:
+def summary(advice: Advice) -> list[str]:
     """The line that says a dense Jacobian is block-diagonal, and what to do instead."""
-    count = advice.get("blocks")
+    count = advice.blocks
     if not count:
         return []
-    m, d = advice["block_shape"]
+    m, d = advice.block_shape
     return [
-        f"the Jacobian at n={advice['sizes'][0]:,} is block-diagonal, {count:,} blocks of "
+        f"the Jacobian at n={advice.sizes[0]:,} is block-diagonal, {count:,} blocks of "
         f"{m:,}×{d:,}, so the dense strategies compute mostly zeros; rerun with --batch "
         f"(theta shaped ({count:,}, {d:,})) for per-sample Jacobians"
     ]

@@ -24,12 +24,13 @@ fastest and slowest calls; no margin measured elsewhere.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from jacbench.measure.heap import MMAP_THRESHOLD
+from jacbench.report.advice import Checked, Fitted, Row, Worker
 from jacbench.report.margins import Spread, ranks
 
 # The smallest peak a fit reads: below it the resident memory measures the page granularity.
@@ -98,27 +99,28 @@ class Fit:
             return 0.0, math.inf
         return mid * math.exp(-half), mid * math.exp(half)
 
-    def to_json(self) -> dict:
+    def fitted(self) -> Fitted:
+        """The fit as advice.json keeps it (None for inf)."""
+
         def finite(x):
             return None if math.isinf(x) else x
 
-        return {"scale": self.scale, "exponent": self.exponent, "fixed": self.fixed,
-                "spread": finite(self.spread), "points": self.points,
-                "log_sd": finite(self.log_sd), "dof": finite(self.dof), "noise": self.noise,
-                "x_mean": self.x_mean, "sxx": self.sxx, "slope": self.slope,
-                "slope_interval": [finite(self.slope_low), finite(self.slope_high)]}  # fmt: skip
+        return Fitted(scale=self.scale, exponent=self.exponent, fixed=self.fixed,
+                      spread=finite(self.spread), points=self.points, log_sd=finite(self.log_sd),
+                      dof=finite(self.dof), noise=self.noise, x_mean=self.x_mean, sxx=self.sxx,
+                      slope=self.slope,
+                      slope_interval=(finite(self.slope_low), finite(self.slope_high)))  # fmt: skip
 
     @classmethod
-    def from_json(cls, raw: dict) -> Fit:
+    def from_fitted(cls, raw: Fitted) -> Fit:
         def back(x):
             return math.inf if x is None else x
 
-        low, high = raw.get("slope_interval") or [None, None]
-        return cls(raw["scale"], raw["exponent"], back(raw.get("spread")), raw["points"],
-                   raw.get("fixed", 0.0), back(raw.get("log_sd")), back(raw.get("dof")),
-                   raw.get("noise", 0.0), raw.get("x_mean", 0.0), raw.get("sxx", 0.0),
-                   raw.get("slope", raw["exponent"]), -math.inf if low is None else low,
-                   back(high))  # fmt: skip
+        low, high = raw.slope_interval
+        slope = raw.exponent if raw.slope is None else raw.slope
+        return cls(raw.scale, raw.exponent, back(raw.spread), raw.points, raw.fixed,
+                   back(raw.log_sd), back(raw.dof), raw.noise, raw.x_mean, raw.sxx, slope,
+                   -math.inf if low is None else low, back(high))  # fmt: skip
 
 
 def _affine(n: np.ndarray, v: np.ndarray) -> tuple[float, float]:
@@ -177,7 +179,7 @@ class Prediction:
     peak_bytes: float
     spread: float  # the warm fit's residual spread factor
     cold_spread: float
-    fits: dict = field(default_factory=dict)
+    fits: dict[str, Fit] = field(default_factory=dict)
     measured_s: float = math.inf  # the warm median at the largest size measured
     low_s: float = 0.0  # the warm prediction's interval
     high_s: float = math.inf
@@ -217,7 +219,10 @@ def flags(ns: Sequence[int], warm: Sequence[float], target: int, floor: float,
         found.append("far")
     if min(warm) < floor:
         found.append("floor")
-    if any(warm[j] < lows[i] for i in range(len(warm)) for j in range(i + 1, len(warm))):
+    # A later median ahead of an earlier size's calls by the rule (margin 1, no floor).
+    earlier = [Spread(t, low, t, t) for t, low in zip(warm, lows, strict=True)]
+    if any(ranks(Spread.point(warm[j]), earlier[i], 1.0, floor=0.0)
+           for i in range(len(warm)) for j in range(i + 1, len(warm))):  # fmt: skip
         found.append("falling")
     if len(ns) < 3:
         found.append("few")
@@ -226,16 +231,16 @@ def flags(ns: Sequence[int], warm: Sequence[float], target: int, floor: float,
     return tuple(found)
 
 
-def predict(name: str, rows: Sequence[dict], target: int, floor: float = 0.0,
+def predict(name: str, rows: Sequence[Row], target: int, floor: float = 0.0,
             bytes_per_n: float | None = None) -> Prediction:  # fmt: skip
     """The strategy's fits through its ok rows and their values at target (bytes_per_n: the
     data's largest array per unit of n, for the mmap flag)."""
-    ns = [r["n"] for r in rows]
-    warm_spreads = [math.sqrt(r["warm_max_s"] / r["warm_min_s"]) for r in rows]
-    medians = [r["warm_median_s"] for r in rows]
+    ns = [r.n for r in rows]
+    warm_spreads = [math.sqrt(r.warm_max_s / r.warm_min_s) for r in rows]
+    medians = [r.warm_median_s for r in rows]
     warm = power_law(ns, medians, warm_spreads)
-    cold = power_law(ns, [r["cold_s"] for r in rows])
-    peak = power_law(ns, [max(r["peak_bytes"], PEAK_FLOOR) for r in rows])
+    cold = power_law(ns, [r.cold_s for r in rows])
+    peak = power_law(ns, [max(r.peak_bytes, PEAK_FLOOR) for r in rows])
     low, high = warm.interval(target)
     last = rows[-1]
     return Prediction(
@@ -246,14 +251,14 @@ def predict(name: str, rows: Sequence[dict], target: int, floor: float = 0.0,
         warm.spread,
         cold.spread,
         {"warm": warm, "cold": cold, "peak": peak},
-        last["warm_median_s"],
+        last.warm_median_s,
         low,
         high,
-        last["warm_min_s"],
-        last["warm_max_s"],
-        last["cold_s"],
-        last["n"],
-        flags(ns, medians, target, floor, bytes_per_n, [r["warm_min_s"] for r in rows]),
+        last.warm_min_s,
+        last.warm_max_s,
+        last.cold_s,
+        last.n,
+        flags(ns, medians, target, floor, bytes_per_n, [r.warm_min_s for r in rows]),
         tuple(zip(ns, medians, warm_spreads, strict=True)),
     )
 
@@ -327,7 +332,7 @@ class Pick:
     tied: tuple[str, ...]
     one_call: str
     one_call_tied: tuple[str, ...]
-    excluded: dict  # name -> why it could not be picked (its peak above the cap)
+    excluded: dict[str, float]  # name -> why it could not be picked (its peak above the cap)
     basis: str = "predicted"
 
 
@@ -356,14 +361,14 @@ def pick(predictions: Sequence[Prediction], mem_cap: float, floor: float = 0.0,
     return Pick(best, tied, first, first_tied, excluded, basis)
 
 
-def checked(rows: dict[str, Sequence[dict]], floor: float = 0.0) -> dict | None:
+def checked(rows: Mapping[str, Sequence[Row]], floor: float = 0.0) -> Checked | None:
     """The pick from strategies measured again at the target in several workers each: each
     one's median of its workers' warm medians, between the fastest and slowest of them (the
     noise between workers this run saw), ranked by the book's rule with margin 1; None where
     none measured."""
     spreads = {}
     for name, found in rows.items():
-        medians = [r["warm_median_s"] for r in found if r["status"] == "ok"]
+        medians = [r.warm_median_s for r in found if r.ok]
         if medians:
             mid = float(np.median(medians))
             spreads[name] = Spread(mid, min(medians), max(medians), mid)
@@ -371,16 +376,7 @@ def checked(rows: dict[str, Sequence[dict]], floor: float = 0.0) -> dict | None:
         return None
     best = min(spreads, key=lambda k: (spreads[k].value, k))
     tied = [k for k in spreads if k != best and not ranks(spreads[best], spreads[k], 1.0, floor)]
-    return {
-        "strategy": best,
-        "tied": tied,
-        "strategies": {
-            k: {
-                "median_s": v.value,
-                "low_s": v.low,
-                "high_s": v.high,
-                "workers": len([r for r in rows[k] if r["status"] == "ok"]),
-            }
-            for k, v in spreads.items()
-        },  # fmt: skip
-    }
+    workers = {k: Worker(median_s=v.value, low_s=v.low, high_s=v.high,
+                         workers=len([r for r in rows[k] if r.ok]))
+               for k, v in spreads.items()}  # fmt: skip
+    return Checked(strategy=best, tied=tuple(tied), strategies=workers)

@@ -27,6 +27,7 @@ from jacbench.constants import TOLERANCE
 from jacbench.errors import UsageError
 from jacbench.measure.harness import Limits, default_mem_cap, run_worker
 from jacbench.problems import user
+from jacbench.report.advice import Row
 from jacbench.strategies import generic
 
 STATUSES = ("ok", "wrong", "memory-cap", "timeout", "error", "refused")
@@ -161,49 +162,48 @@ def per_row_refusal(found: dict) -> str | None:
     return None
 
 
-def _row(n: int, rec: dict[str, Any]) -> dict[str, Any]:
-    """One size's measurement as advice.json keeps it."""
+def _row(n: int, rec: dict) -> Row:
+    """One size's measurement as advice.json keeps it, from its worker's record."""
     keep = ("warm_median_s", "warm_min_s", "warm_max_s", "warm_n", "cold_s", "max_rel_error")
-    row = {"n": n, "status": rec["status"], "message": rec.get("message", "")}
-    row.update({k: rec.get(k) for k in keep})
     # The warm calls' peak beyond the inputs (memory the allocator keeps between calls
     # included): what each call needs. The first call's also holds what compiling and the
     # framework's lazy imports took once; it is kept beside.
     ok = rec["status"] == "ok"
-    row["peak_bytes"] = int(rec.get("warm_peak_over_inputs") or 0) if ok else None
-    row["cold_peak_bytes"] = rec.get("cold_peak_over_baseline") if ok else None
-    row["wall_s"] = rec.get("wall_s")
-    return row
+    return Row(n=n, status=rec["status"], message=rec.get("message", ""),
+               **{k: rec.get(k) for k in keep},
+               peak_bytes=int(rec.get("warm_peak_over_inputs") or 0) if ok else None,
+               cold_peak_bytes=rec.get("cold_peak_over_baseline") if ok else None,
+               wall_s=rec.get("wall_s"))  # fmt: skip
 
 
-def _status(row: dict, tolerance: float) -> tuple[str, str]:
-    """The strategy's status and reason from one row's record."""
-    err = row.get("max_rel_error")
+def _status(row: Row, tolerance: float) -> tuple[str, str]:
+    """The strategy's status and reason from one row."""
+    err = row.max_rel_error
     if err is not None and not err <= tolerance:
         return "wrong", f"differs from the reference by {err:.1e} (tolerance {tolerance:.0e})"
-    if row["status"] == "ok":
+    if row.ok:
         return "ok", ""
-    first = (row.get("message") or row["status"]).strip().splitlines()[0]
-    status = row["status"]
+    first = (row.message or row.status).strip().splitlines()[0]
+    status = row.status
     if status == "error" and any(w in first.lower() for w in OUT_OF_MEMORY):
         status = "memory-cap"  # the framework refused an allocation before the cap was reached
-    return status, f"at n={row['n']:,}: {first[:240]}"
+    return status, f"at n={row.n:,}: {first[:240]}"
 
 
-def _too_slow(rows: list[dict], n: int, timeout: float, growth: float = 1.0) -> str | None:
+def _too_slow(rows: list[Row], n: int, timeout: float, growth: float = 1.0) -> str | None:
     """Why a strategy is not run at n: its first call (as long as at the last size: compiling
     does not grow with n) and CALLS more, each growing as n**growth from the last size, would
     outlast the worker's limit."""
     last = rows[-1]
-    if last["status"] != "ok":
+    if not last.ok:
         return None
-    call = last["warm_median_s"] * (n / last["n"]) ** growth
-    needed = last["cold_s"] + CALLS * call
+    call = last.warm_median_s * (n / last.n) ** growth
+    needed = last.cold_s + CALLS * call
     if needed <= timeout:
         return None
     grows = "n" if growth == 1 else f"n^{growth:g}"
     return (
-        f"not run at n={n:,}: a call took {last['warm_median_s']:.2f} s at n={last['n']:,}; "
+        f"not run at n={n:,}: a call took {last.warm_median_s:.2f} s at n={last.n:,}; "
         f"growing as {grows}, its {CALLS} calls there would take about {needed:,.0f} s, past "
         f"the {timeout:.0f} s limit"
     )
@@ -224,11 +224,11 @@ class StrategyRun:
     record: generic.Generic
     status: str = "ok"
     reason: str = ""
-    rows: list[dict] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
 
     @property
-    def ok_rows(self) -> list[dict]:
-        return [r for r in self.rows if r["status"] == "ok"]
+    def ok_rows(self) -> list[Row]:
+        return [r for r in self.rows if r.ok]
 
 
 def _refuse_coupled(runs: list[StrategyRun]) -> None:
@@ -237,7 +237,7 @@ def _refuse_coupled(runs: list[StrategyRun]) -> None:
     full_agree = any(r.status == "ok" and not r.record.per_row for r in runs)
     for run in runs:
         if run.record.per_row and run.status == "wrong" and full_agree:
-            err = run.rows[0].get("max_rel_error")
+            err = run.rows[0].max_rel_error
             run.status = "refused"
             run.reason = (
                 f"rows are coupled: one row at a time gives a Jacobian {err:.1e} away from "
@@ -256,10 +256,10 @@ def _measured(spec: dict, limits: Limits, load: Load | None = None) -> dict:
     return run_worker(spec, limits, steady=True)
 
 
-def _journal(journal: Path | None, name: str, row: dict) -> None:
+def _journal(journal: Path | None, name: str, row: Row) -> None:
     if journal is not None:
         with journal.open("a") as fh:
-            fh.write(json.dumps({"strategy": name, **row}) + "\n")
+            fh.write(json.dumps({"strategy": name, **row.to_json()}) + "\n")
 
 
 def measure(req: Request, found: dict, reference: Path, progress: Progress,
@@ -282,13 +282,13 @@ def measure(req: Request, found: dict, reference: Path, progress: Progress,
         row = _row(n, _measured(_spec(req, found, BASELINE, n), limits, load))
         function.rows.append(row)
         _journal(journal, BASELINE, row)
-        progress(f"the function itself n={n:,}: {_said(row, row['status'])}")
+        progress(f"the function itself n={n:,}: {_said(row, row.status)}")
         for run in runs:
             if run.status != "ok":
                 continue
             done += 1
             if i and (why := _too_slow(run.rows, n, req.timeout, growth(run.record, found))):
-                run.rows.append({"n": n, "status": "timeout", "message": why})
+                run.rows.append(Row(n=n, status="timeout", message=why, ran=False))
                 run.status, run.reason = "timeout", why
                 progress(f"[{done}/{total}] {run.record.name} n={n:,}: not run (too slow)")
                 continue
@@ -317,30 +317,30 @@ def _spec(req: Request, found: dict, name: str, n: int, reference: str = "") -> 
 
 def verify(req: Request, found: dict, names: list[str], progress: Progress,
            rounds: int = CHECK_ROUNDS,
-           load: Load | None = None) -> dict[str, list[dict]]:  # fmt: skip
+           load: Load | None = None) -> dict[str, list[Row]]:  # fmt: skip
     """The strategies named measured at the target, each in rounds workers, interleaved (one
     of each, in turn, then again, the order rotated each round), so that a disturbance of the
     machine falls on them alike: each one's rows."""
     n = req.at
     limits = Limits(req.mem_cap, req.timeout)
-    found_rows: dict[str, list[dict]] = {name: [] for name in names}
+    found_rows: dict[str, list[Row]] = {name: [] for name in names}
     progress(f"checking at n={n:,}: " + ", ".join(names) + f", {rounds} workers each, in turn")
     for r in range(rounds):
         order = names[r % len(names) :] + names[: r % len(names)]
         for name in order:
-            if found_rows[name] and found_rows[name][-1]["status"] != "ok":
+            if found_rows[name] and not found_rows[name][-1].ok:
                 continue  # failed once at the target: not tried again
             row = _row(n, _measured(_spec(req, found, name, n), limits, load))
             found_rows[name].append(row)
-            progress(f"  [{r + 1}/{rounds}] {name} n={n:,}: {_said(row, row['status'])}")
+            progress(f"  [{r + 1}/{rounds}] {name} n={n:,}: {_said(row, row.status)}")
     return found_rows
 
 
-def _said(row: dict, status: str) -> str:
+def _said(row: Row, status: str) -> str:
     if status != "ok":
         return status
-    peak = (row["peak_bytes"] or 0) / 2**20
-    return f"ok, {row['warm_median_s'] * 1e3:,.1f} ms warm, {peak:,.0f} MiB peak"
+    peak = (row.peak_bytes or 0) / 2**20
+    return f"ok, {row.warm_median_s * 1e3:,.1f} ms warm, {peak:,.0f} MiB peak"
 
 
 def fresh_reference_dir() -> Path:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from jacbench.measure.heap import MMAP_THRESHOLD
+from jacbench.report import advice
 
 # Without --sizes: the probe runs at START, times the function itself there, and the sizes are
 # grown from it (auto_sizes) until the function's own call takes at least the floor.
@@ -104,12 +104,13 @@ class Load:
         wait = LOAD_SAMPLE_S if seconds is None else seconds
         self.samples.append(psutil.cpu_percent(interval=wait) / 100 * (os.cpu_count() or 1))
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> advice.Load:
         """advice.json's load: cores busy before, on average and at most during; busy when
         other processes kept more than BUSY_CORES busy on average."""
         during = self.samples[1:] or self.samples
         mean = float(np.mean(during)) if during else None
-        return {"cores": os.cpu_count() or 1, "before": self.samples[0] if self.samples else None,
-                "during_mean": mean, "during_max": max(during) if during else None,
-                "samples": len(self.samples),
-                "busy": mean is not None and mean > BUSY_CORES}  # fmt: skip
+        return advice.Load(cores=os.cpu_count() or 1,
+                           before=self.samples[0] if self.samples else None,
+                           during_mean=mean, during_max=max(during) if during else None,
+                           samples=len(self.samples),
+                           busy=mean is not None and mean > BUSY_CORES)  # fmt: skip

@@ -104,8 +104,8 @@ def cmd_advise(args: argparse.Namespace) -> int:
     print(output.table(found))
     print()
     print(output.summary(found))
-    if found["code"]:
-        print(f"\n# {out / advise.CODE}\n{found['code']}")
+    if found.code:
+        print(f"\n# {out / advise.CODE}\n{found.code}")
     if args.book:
         from jacbench.publish import single
 

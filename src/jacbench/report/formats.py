@@ -59,20 +59,6 @@ def span(values, fmt) -> str:
     return lo if lo == hi else f"{lo} to {hi}"
 
 
-# Two times closer than this factor either way are "about the same" in a sentence.
-ABOUT_THE_SAME = 1.15
-
-
-def compared(k: float, longer: str, same: str, faster: str = "faster") -> str:
-    """A time k times another's in words: '6.3× {longer}', '1.8× {faster}', or same where the
-    two are within ABOUT_THE_SAME of each other."""
-    if k >= ABOUT_THE_SAME:
-        return f"{times(k)} {longer}"
-    if k <= 1 / ABOUT_THE_SAME:
-        return f"{times(1 / k)} {faster}"
-    return same
-
-
 def times(x, digits: int = 1) -> str:
     """A ratio: '2.1×'; '–' where there is none."""
     return "–" if missing(x) else f"{x:.{digits}f}×"

@@ -61,16 +61,27 @@ class Spread:
     high: float
     seconds: float
 
+    @classmethod
+    def point(cls, value: float) -> Spread:
+        """A quantity with no spread of its own (a quotient, one call): itself at both ends."""
+        return cls(value, value, value, value)
+
 
 def ranks(faster: Spread, slower: Spread, margin: float, floor: float = FLOOR_S) -> bool:
     """The book's rule on plain numbers: slower ranks behind faster when not both calls took
     under the floor, slower's value exceeds faster's by more than margin, and slower's spread
-    starts above the end of faster's. Every ranking in the book and in ``advise`` is this."""
+    starts above the end of faster's. Every ranking in the book and in ``advise`` is this: what
+    differs between them (the margin, the floor, the spreads) comes in as its arguments."""
     if faster.seconds < floor and slower.seconds < floor:
         return False
     if not slower.value > faster.value * margin:
         return False
     return slower.low > faster.high
+
+
+def tied(a: Spread, b: Spread, margin: float, floor: float = FLOOR_S) -> bool:
+    """Whether neither ranks behind the other by the rule (ranks, both ways)."""
+    return not ranks(a, b, margin, floor) and not ranks(b, a, margin, floor)
 
 
 @dataclass(frozen=True)
@@ -169,6 +180,7 @@ class Comparison:
     ranked: bool
     overhead: bool = False  # both under FLOOR_S: a tie whatever the factor
     key: frozenset = field(default=frozenset(), compare=False)
+    a_faster: bool = True  # whether a, the first row compare() was given, is the faster
 
     @property
     def tied(self) -> bool:
@@ -256,6 +268,7 @@ def compare(a: pd.Series, b: pd.Series, margins: Margins, wanted: str = "repeate
         ranked=ranked,
         overhead=overhead,
         key=frozenset(names),
+        a_faster=x <= y,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jacbench.report.advice import Fitted
 from jacbench.report.figures.style import (
     FAILED_MARKERS,
     FAILED_WORDS,
@@ -22,9 +23,9 @@ STATUS_MARKER = {"wrong": "P", "refused": "s", **FAILED_MARKERS}
 STATUS_WORD = {"wrong": "wrong answer", "refused": "refused", **FAILED_WORDS}
 
 
-def _fit_line(ax, fit: dict, lo: float, hi: float, colour, scale: float = 1.0, **kw) -> None:
+def _fit_line(ax, fit: Fitted, lo: float, hi: float, colour, scale: float = 1.0, **kw) -> None:
     ns = np.geomspace(lo, hi, 30)
-    values = fit.get("fixed", 0.0) + fit["scale"] * ns ** fit["exponent"]
+    values = fit.fixed + fit.scale * ns**fit.exponent
     ax.plot(ns, values / scale, ls="--", lw=1, color=colour, **kw)
 
 
@@ -34,27 +35,27 @@ def scaling(adv):
     measured at the target as a star, and each failure marked at its size along the top."""
     style()
     fig, (t_ax, m_ax) = plt.subplots(1, 2, figsize=(WIDTH, 3.6))
-    names = [s["name"] for s in adv.strategies]
+    names = [s.name for s in adv.strategies]
     colours = strategy_colours(names)
     lo, hi = min(adv.sizes), max(adv.target, max(adv.sizes))
     failed_seen = set()
     for s in adv.strategies:
-        c, picked = colours[s["name"]], s["name"] == adv.picked
-        ok = [r for r in s["rows"] if r["status"] == "ok"]
-        if s["status"] == "ok" and ok:
+        c, picked = colours[s.name], s.name == adv.picked
+        ok = s.ok_rows
+        if s.status == "ok" and ok:
             lw = 2.5 if picked else 1.2
-            label = s["name"] + (" (pick)" if picked else "")
-            ns = [r["n"] for r in ok]
-            t_ax.plot(ns, [r["warm_median_s"] for r in ok], "o-", ms=4, lw=lw, color=c, label=label)
-            m_ax.plot(ns, [r["peak_bytes"] / MIB for r in ok], "o-", ms=4, lw=lw, color=c)
-            fits = s.get("fits") or {}
+            label = s.name + (" (pick)" if picked else "")
+            ns = [r.n for r in ok]
+            t_ax.plot(ns, [r.warm_median_s for r in ok], "o-", ms=4, lw=lw, color=c, label=label)
+            m_ax.plot(ns, [r.peak_bytes / MIB for r in ok], "o-", ms=4, lw=lw, color=c)
+            fits = s.fits or {}
             if "warm" in fits:
                 _fit_line(t_ax, fits["warm"], max(ns), hi, c)
                 _fit_line(m_ax, fits["peak"], max(ns), hi, c, scale=MIB)
         else:
-            where = s["rows"][-1]["n"] if s["rows"] else lo
-            marker = STATUS_MARKER.get(s["status"], "D")
-            failed_seen.add((s["name"], STATUS_WORD.get(s["status"], s["status"])))
+            where = s.rows[-1].n if s.rows else lo
+            marker = STATUS_MARKER.get(s.status, "D")
+            failed_seen.add((s.name, STATUS_WORD.get(s.status, s.status)))
             t_ax.plot(
                 [where],
                 [1.0],
@@ -64,19 +65,19 @@ def scaling(adv):
                 ms=7,
                 transform=t_ax.get_xaxis_transform(),
                 clip_on=False,
-                label=s["name"],
+                label=s.name,
             )
     measured = adv.measured_at_target
     if measured:
         t_ax.plot(
-            [measured["n"]],
-            [measured["warm_median_s"]],
+            [measured.n],
+            [measured.warm_median_s],
             "*",
             ms=12,
             color="black",
-            label=f"{adv.picked} measured at {measured['n']:,}",
+            label=f"{adv.picked} measured at {measured.n:,}",
         )
-        m_ax.plot([measured["n"]], [measured["peak_bytes"] / MIB], "*", ms=12, color="black")
+        m_ax.plot([measured.n], [measured.peak_bytes / MIB], "*", ms=12, color="black")
     for ax in (t_ax, m_ax):
         ax.axvline(adv.target, color="grey", lw=0.8, ls=":")
         log_axes(ax)

@@ -11,6 +11,7 @@ import pandas as pd
 
 from jacbench.constants import AD_FRAMEWORKS
 from jacbench.problems.gbm import GBMParams
+from jacbench.report import margins as noise
 from jacbench.report import queries
 from jacbench.report.chapters.gbm.accuracy import Accuracy, accuracy
 from jacbench.report.chapters.gbm.compilation import Price, prices
@@ -25,6 +26,8 @@ SMALL = 5.0
 HUNDREDS = 100.0
 # The compiled forms whose break-even is read in the prose: "hundreds of calls" from LATE up.
 LATE = 100
+# What a quotient of two ratios is read against: the two costing the same.
+ONE = noise.Spread.point(1.0)
 
 
 @dataclass(frozen=True)
@@ -175,13 +178,14 @@ class Facts:
 
     def same(self, framework: str, k: float | None) -> bool:
         """Whether a quotient of two ratios is 1 within the framework's ratio margin (the
-        book's rule, report.margins): neither side costs more."""
+        book's rule, report.margins.tied; a quotient has no floor): neither side costs more."""
         m = self.picks.margins.of("ratio", framework)
-        return k is not None and 1 / m <= k <= m
+        return k is not None and noise.tied(ONE, noise.Spread.point(k), m, floor=0.0)
 
     def more(self, framework: str, k: float | None) -> bool:
-        """Whether a quotient of two ratios is above 1 beyond the framework's ratio margin."""
-        return k is not None and k > self.picks.margins.of("ratio", framework)
+        """Whether a quotient of two ratios ranks above 1 by the framework's ratio margin."""
+        m = self.picks.margins.of("ratio", framework)
+        return k is not None and noise.ranks(ONE, noise.Spread.point(k), m, floor=0.0)
 
     def costs_nothing(self, framework: str, execution: str) -> bool:
         """Whether returning the path cost no more than returning S_T alone in a mode."""

@@ -84,21 +84,14 @@ class Allocators:
             None,
         )
 
-    def _warm(self, allocator: str, paths: int | None) -> float | None:
-        run = self.run(allocator, paths)
-        return run.warm_s if run is not None else None
-
     def faster(self, a: str, b: str, paths: int | None) -> bool:
         """Whether the loop under allocator a beats it under b at N by the book's rule."""
-        c = {
-            ("glibc", "glibc-mmap"): self.mmap_against_glibc,
-            ("jemalloc", "glibc"): self.jemalloc_against_glibc,
-            ("jemalloc", "glibc-mmap"): self.jemalloc_against_mmap_top,
-        }.get((a, b))
-        wa, wb = self._warm(a, paths), self._warm(b, paths)
-        return bool(
-            c is not None and c.size == paths and c.ranked and None not in (wa, wb) and wa < wb
-        )
+        c, a_first = {  # the comparison, and whether it was given a first
+            ("glibc", "glibc-mmap"): (self.mmap_against_glibc, False),
+            ("jemalloc", "glibc"): (self.jemalloc_against_glibc, True),
+            ("jemalloc", "glibc-mmap"): (self.jemalloc_against_mmap_top, True),
+        }.get((a, b), (None, True))
+        return bool(c is not None and c.size == paths and c.ranked and c.a_faster == a_first)
 
     def stopped(self, allocator: str, paths: int | None) -> bool:
         """Whether the memory cap stopped the loop under an allocator at N."""
@@ -109,9 +102,8 @@ class Allocators:
     def jemalloc_no_slower(self) -> bool:
         """Whether the loop under jemalloc is at least as fast as under glibc at compared_n: a
         tie by the book's rule, or faster."""
-        c = self.jemalloc_against_glibc
-        wj, wg = self._warm("jemalloc", self.compared_n), self._warm("glibc", self.compared_n)
-        return bool(c is not None and None not in (wj, wg) and (not c.ranked or wj < wg))
+        c = self.jemalloc_against_glibc  # given jemalloc first
+        return bool(c is not None and (not c.ranked or c.a_faster))
 
     @property
     def glibc_over_others(self) -> float | None:
@@ -269,8 +261,8 @@ class Mapped:
 
     @property
     def faster_unmapped(self) -> bool:
-        """Whether it ran faster without mappings, beyond the noise."""
-        return self.comparison.ranked and self.warm_s[1] < self.warm_s[0]
+        """Whether it ran faster without mappings, beyond the noise (compared unmapped first)."""
+        return self.comparison.ranked and self.comparison.a_faster
 
 
 @dataclass(frozen=True)
@@ -288,9 +280,12 @@ class Faults:
 
     @property
     def ratios_held(self) -> bool:
-        """Whether every side-by-side ratio moved less than its framework's margin."""
+        """Whether every side-by-side ratio moved no further than its framework's margin: the
+        two ratios tied by the rule (a ratio has no floor)."""
         pairs = [(m.ratio, m.comparison.margin) for m in self.mapped if None not in m.ratio]
-        return bool(pairs) and all(margins.apart(*r) <= m for r, m in pairs)
+        return bool(pairs) and all(
+            margins.tied(*map(margins.Spread.point, r), m, floor=0.0) for r, m in pairs
+        )
 
     @property
     def faster_unmapped(self) -> bool:

@@ -86,8 +86,8 @@ def ynn(df: pd.DataFrame, found: margins.Margins) -> Ynn | None:
     wide = installed.get(("float64", n))
     float64 = margins.compare(on, wide, found) if wide is not None else None
     slower = None
-    if wide is not None:
-        slower = "float32" if on["warm_median_s"] > wide["warm_median_s"] else "float64"
+    if float64 is not None:
+        slower = "float64" if float64.a_faster else "float32"
     return Ynn(
         rows=tuple(rows),
         n=n,

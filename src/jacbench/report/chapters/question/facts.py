@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from jacbench.constants import ALLOCATORS, GIB
-from jacbench.report import queries
+from jacbench.report import margins, queries
 from jacbench.report.picks import QUESTION_N
 from jacbench.strategies import registry
 
@@ -33,6 +33,14 @@ ABOUT_MEMORY = 2.0
 FLAT = 1.25
 # The question's call with one argument more (the registry's "fix" role).
 FIX = registry.question_role("torch", "fix").name
+# The programs are ranked by the book's rule with this margin and no floor: one worker each,
+# its calls' spread not kept, and the factors the chapter states are 3x and more.
+PROGRAM_MARGIN = 1.0
+
+
+def _faster(a: float, b: float) -> bool:
+    """Whether a time a ranks ahead of b (report.margins.ranks, PROGRAM_MARGIN, no floor)."""
+    return margins.ranks(margins.Spread.point(a), margins.Spread.point(b), PROGRAM_MARGIN, 0.0)
 
 
 @dataclass(frozen=True)
@@ -134,7 +142,7 @@ class Facts:
         """Whether PyTorch's program ran its first call faster under one allocator than under
         another, at n."""
         a, b = self.torch.get(allocator), self.torch.get(than)
-        return bool(a and b and a.finished and b.finished and a.first_s < b.first_s)
+        return bool(a and b and a.finished and b.finished and _faster(a.first_s, b.first_s))
 
     @property
     def finished_programs(self) -> list[Program]:
@@ -148,7 +156,7 @@ class Facts:
         done = self.finished_programs
         fix = self.fix
         return bool(fix and fix.finished and done) and all(
-            fix.warm_s < p.warm_s and fix.first_s < p.first_s for p in done
+            _faster(fix.warm_s, p.warm_s) and _faster(fix.first_s, p.first_s) for p in done
         )
 
     @property

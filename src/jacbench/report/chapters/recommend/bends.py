@@ -118,8 +118,8 @@ class Precision:
 
     @property
     def slower(self) -> bool:
-        """Whether float64 is slower beyond the noise."""
-        return self.comparison.ranked and self.float64_s > self.float32_s
+        """Whether float64 is slower beyond the noise (compared float32 first)."""
+        return self.comparison.ranked and self.comparison.a_faster
 
 
 def precision(df: pd.DataFrame, margins: noise.Margins) -> tuple[Precision, ...]:

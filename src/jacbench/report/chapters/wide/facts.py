@@ -168,9 +168,13 @@ class Facts:
 
     @property
     def tf_retraces(self) -> bool:
-        """Whether eager tape.jacobian's warm call costs nearly as much as its first."""
+        """Whether eager tape.jacobian's warm call costs nearly as much as its first: its first
+        call does not rank behind it by more than 1 / NEARLY (one call each, no floor)."""
         c = self.at("tensorflow", TF_EAGER)
-        return bool(c and c.ok and c.warm_s >= NEARLY * c.cold_s)
+        if not (c and c.ok):
+            return False
+        warm, first = noise.Spread.point(c.warm_s), noise.Spread.point(c.cold_s)
+        return not noise.ranks(warm, first, 1 / NEARLY, floor=0.0)
 
     @property
     def jacfwd_skipped(self) -> bool:

@@ -157,8 +157,9 @@ def _jax(rows: pd.DataFrame, margins: noise.Margins):
     f32 = queries.one(at, strategy=greeks, dtype="float32")
     f64 = queries.one(at, strategy=greeks, dtype="float64")
     off = queries.one(at, strategy=no_ynn, dtype="float32")
-    slower = bool(f32["warm_median_s"] > f64["warm_median_s"])
-    return n, _compare(f32, f64, margins), slower, _compare(f32, off, margins)
+    dtypes = _compare(f32, f64, margins)
+    slower = bool(dtypes and not dtypes.a_faster)
+    return n, dtypes, slower, _compare(f32, off, margins)
 
 
 def greeks(df: pd.DataFrame, margins: noise.Margins, framework: str = "torch") -> Greeks:

@@ -3,28 +3,21 @@ as its inputs grow (the basket), as numbers, names and flags."""
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from jacbench.constants import FRAMEWORK_NAMES
+from jacbench.report import advice as record
 from jacbench.report import margins
 
-ADVICE = "advice.json"
+ADVICE = record.FILE
 # The reference advice, committed beside the reference dataset: the basket's series (one folder
 # per number of assets) and the Heston loop.
 REFERENCE = Path("book/reference/advice")
 FAILED = ("wrong", "memory-cap", "timeout", "error")
-
-
-def read(path: str | Path) -> dict[str, Any]:
-    """A folder's advice.json (or the file itself)."""
-    path = Path(path)
-    return json.loads((path / ADVICE if path.is_dir() else path).read_text())
 
 
 def is_reference(path: str | Path) -> bool:
@@ -33,27 +26,18 @@ def is_reference(path: str | Path) -> bool:
     return any(parts[i : i + len(REFERENCE.parts)] == REFERENCE.parts for i in range(len(parts)))
 
 
-@dataclass(frozen=True)
-class Advice:
-    """One advice as the chapter reads it."""
+class Advice(record.Advice):
+    """One advice (report.advice) as the chapter reads it."""
 
-    function: str
-    framework: str  # torch, jax, tensorflow
-    inputs: int
-    outputs: int
-    sizes: tuple[int, ...]
-    target: int
-    order: int
-    strategies: tuple[dict, ...] = field(repr=False)
-    pick: dict | None = field(repr=False)
-    fd_error: float | None
-    fd_agree: float | None  # the share of outputs whose derivative agreed with differences
-    code: str = field(repr=False)
-    baseline: dict | None = field(default=None, repr=False)  # the function itself, per size
-    fit_from: int = 0  # the smallest size fitted (below: the check at the probe's size)
-    boundary: dict | None = field(default=None, repr=False)  # the probe's bump and reprice
-    data_bytes: int | None = None  # the data's largest array at the probe's size, probe_n
-    probe_n: int | None = None
+    @property
+    def fd_error(self) -> float | None:
+        """How far the reference derivative was from finite differences (None: not checked)."""
+        return self.check.fd_error if self.check.fd_status == "ok" else None
+
+    @property
+    def fd_agree(self) -> float | None:
+        """The share of outputs whose derivative agreed with finite differences."""
+        return self.check.fd_agree if self.check.fd_status == "ok" else None
 
     @property
     def mmap_at(self) -> int | None:
@@ -69,25 +53,22 @@ class Advice:
     @property
     def interval(self) -> tuple[float, float] | None:
         """The pick's 95% prediction interval at the target (None where it has none)."""
-        low, high = (self.pick or {}).get("predicted_interval_s") or (None, None)
+        low, high = (self.pick and self.pick.predicted_interval_s) or (None, None)
         return None if low is None or high is None else (low, high)
 
     def function_time(self, n: int | None = None) -> float | None:
         """The function's own warm call at n (the largest size where None)."""
         n = max(self.sizes) if n is None else n
-        rows = (self.baseline or {}).get("rows", [])
-        row = next((r for r in rows if r["n"] == n and r["status"] == "ok"), None)
-        return row["warm_median_s"] if row else None
+        rows = self.baseline.rows if self.baseline else ()
+        row = next((r for r in rows if r.n == n and r.ok), None)
+        return row.warm_median_s if row else None
 
     @property
     def name(self) -> str:
         return FRAMEWORK_NAMES[self.framework]
 
-    def strategy(self, name: str) -> dict:
-        return next(s for s in self.strategies if s["name"] == name)
-
     def with_status(self, *statuses: str) -> tuple[str, ...]:
-        return tuple(s["name"] for s in self.strategies if s["status"] in statuses)
+        return tuple(s.name for s in self.strategies if s.status in statuses)
 
     @property
     def passed(self) -> tuple[str, ...]:
@@ -103,32 +84,32 @@ class Advice:
 
     @property
     def picked(self) -> str | None:
-        return self.pick["strategy"] if self.pick else None
+        return self.pick.strategy if self.pick else None
 
     @property
     def picked_mode(self) -> str | None:
-        return self.strategy(self.picked)["mode"] if self.pick else None
+        return self.strategy(self.picked).mode if self.pick else None
 
     @property
     def tied(self) -> tuple[str, ...]:
-        return tuple(self.pick["tied"]) if self.pick else ()
+        return self.pick.tied if self.pick else ()
 
     @property
-    def measured_at_target(self) -> dict | None:
+    def measured_at_target(self) -> record.Measured | None:
         """The pick measured at the target afterwards (jacbench advise --check), or None."""
-        found = (self.pick or {}).get("measured")
-        return found if found and found.get("status") == "ok" else None
+        found = self.pick.measured if self.pick else None
+        return found if found and found.ok else None
 
-    def row(self, name: str, n: int | None = None) -> dict | None:
+    def row(self, name: str, n: int | None = None) -> record.StrategyRow | None:
         """A strategy's measured row at n (the largest size where None), if it passed there."""
         n = max(self.sizes) if n is None else n
-        row = next((r for r in self.strategy(name)["rows"] if r["n"] == n), None)
-        return row if row and row["status"] == "ok" else None
+        row = next((r for r in self.strategy(name).rows if r.n == n), None)
+        return row if row and row.ok else None
 
     def warm(self, name: str, n: int | None = None) -> float | None:
         """A strategy's measured warm median at n (the largest size where None)."""
         row = self.row(name, n)
-        return row["warm_median_s"] if row else None
+        return row.warm_median_s if row else None
 
     def ahead(self, first: str, second: str, n: int | None = None) -> bool:
         """Whether first's warm calls at n rank ahead of second's by the book's rule on this
@@ -137,8 +118,8 @@ class Advice:
         a, b = self.row(first, n), self.row(second, n)
         if a is None or b is None:
             return False
-        spread = [margins.Spread(r["warm_median_s"], r["warm_min_s"], r["warm_max_s"],
-                                 r["warm_median_s"]) for r in (a, b)]  # fmt: skip
+        spread = [margins.Spread(r.warm_median_s, r.warm_min_s, r.warm_max_s, r.warm_median_s)
+                  for r in (a, b)]  # fmt: skip
         return margins.ranks(spread[0], spread[1], 1.0)
 
     def fastest_measured(self, n: int | None = None) -> tuple[str, float] | None:
@@ -148,28 +129,8 @@ class Advice:
 
 
 def advice(path: str | Path) -> Advice:
-    """The advice in a folder."""
-    raw = read(path)
-    check = raw.get("check") or {}
-    return Advice(
-        function=raw["function"],
-        framework=raw["framework"],
-        inputs=raw["inputs"],
-        outputs=raw["outputs"],
-        sizes=tuple(raw["sizes"]),
-        target=raw["target"],
-        order=raw.get("order", 1),
-        strategies=tuple(raw["strategies"]),
-        pick=raw.get("pick"),
-        fd_error=check.get("fd_error") if check.get("fd_status") == "ok" else None,
-        fd_agree=check.get("fd_agree") if check.get("fd_status") == "ok" else None,
-        code=raw.get("code", ""),
-        baseline=raw.get("baseline"),
-        fit_from=raw.get("fit_from", 0),
-        boundary=raw.get("boundary"),
-        data_bytes=raw.get("data_bytes"),
-        probe_n=raw.get("probe_n"),
-    )
+    """The advice in a folder (or the file itself)."""
+    return Advice.read(path)
 
 
 @dataclass(frozen=True)
@@ -195,11 +156,11 @@ class Series:
         rows = [
             {
                 "inputs": a.inputs,
-                "strategy": s["name"],
-                "mode": s["mode"],
-                "status": s["status"],
-                "warm_s": a.warm(s["name"], self.n),
-                "picked": s["name"] == a.picked,
+                "strategy": s.name,
+                "mode": s.mode,
+                "status": s.status,
+                "warm_s": a.warm(s.name, self.n),
+                "picked": s.name == a.picked,
             }
             for a in self.runs
             for s in a.strategies

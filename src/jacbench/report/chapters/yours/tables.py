@@ -20,19 +20,19 @@ def strategies(adv: Advice) -> pd.DataFrame:
     first, the function itself where the advice timed it (modes are in the registry's table
     above)."""
     rows = []
-    listed = [{"name": "the function itself", **adv.baseline}] if adv.baseline else []
-    for s in [*listed, *adv.strategies]:
-        by_n = {r["n"]: r for r in s["rows"]}
-        row = {"strategy": s["name"]}
+    listed = [("the function itself", adv.baseline.rows, None)] if adv.baseline else []
+    each = [*listed, *((s.name, s.rows, s) for s in adv.strategies)]
+    for name, measured, s in each:
+        by_n = {r.n: r for r in measured}
+        row = {"strategy": name}
         for n in (n for n in adv.sizes if n >= adv.fit_from):  # where it stopped: its status
             r = by_n.get(n)
-            ok = r is not None and r["status"] == "ok"
             row[f"{n:,}"] = (  # the size alone: the text above says these are warm calls
-                formats.time(r["warm_median_s"]) if ok else (r or {}).get("status", "–")
+                formats.time(r.warm_median_s) if r and r.ok else (r.status if r else "–")
             )
-        row[f"predicted at {adv.target:,}"] = formats.time(s.get("predicted_s"))
-        row["peak there"] = formats.size(s.get("predicted_peak_bytes"))
-        row[""] = _mark(adv, s["name"])
+        row[f"predicted at {adv.target:,}"] = formats.time(s and s.predicted_s)
+        row["peak there"] = formats.size(s and s.predicted_peak_bytes)
+        row[""] = _mark(adv, name)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -40,9 +40,9 @@ def strategies(adv: Advice) -> pd.DataFrame:
 def reasons(adv: Advice) -> pd.DataFrame:
     """Each strategy that did not pass, with why, in the advice's own words."""
     rows = [
-        {"strategy": s["name"], "status": s["status"], "why": s["reason"]}
+        {"strategy": s.name, "status": s.status, "why": s.reason}
         for s in adv.strategies
-        if s["status"] != "ok"
+        if s.status != "ok"
     ]
     return pd.DataFrame(rows, columns=["strategy", "status", "why"])
 
@@ -86,20 +86,20 @@ def check(adv: Advice) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
-                "at n = " + f"{m['n']:,}": "warm call",
-                "predicted": formats.time(p["predicted_s"]),
+                "at n = " + f"{m.n:,}": "warm call",
+                "predicted": formats.time(p.predicted_s),
                 "95% interval": "–"
                 if interval is None
                 else f"{formats.time(interval[0])} to {formats.time(interval[1])}",
-                "measured": formats.time(m["warm_median_s"]),
-                "predicted / measured": f"{m['time_ratio']:.2f}",
+                "measured": formats.time(m.warm_median_s),
+                "predicted / measured": f"{m.time_ratio:.2f}",
             },
             {
-                "at n = " + f"{m['n']:,}": "peak beyond the inputs",
-                "predicted": formats.size(p["predicted_peak_bytes"]),
+                "at n = " + f"{m.n:,}": "peak beyond the inputs",
+                "predicted": formats.size(p.predicted_peak_bytes),
                 "95% interval": "–",
-                "measured": formats.size(m["peak_bytes"]),
-                "predicted / measured": f"{m['peak_ratio']:.2f}",
+                "measured": formats.size(m.peak_bytes),
+                "predicted / measured": f"{m.peak_ratio:.2f}",
             },
         ]
     )
@@ -108,16 +108,15 @@ def check(adv: Advice) -> pd.DataFrame:
 def checked(adv: Advice) -> pd.DataFrame:
     """What --check measured at the target: each strategy's median over its workers, the
     fastest and slowest of them, and which the advice picked from that."""
-    found = (adv.pick or {}).get("checked") or {}
-    rows = sorted(found.get("strategies", {}).items(), key=lambda kv: kv[1]["median_s"])
+    found = adv.pick.checked if adv.pick else None
+    rows = sorted(found.strategies.items(), key=lambda kv: kv[1].median_s) if found else []
     return pd.DataFrame(
         [
             {
                 "strategy": name,
-                "predicted": formats.time(adv.strategy(name)["predicted_s"]),
-                "measured (median of workers)": formats.time(v["median_s"]),
-                "fastest to slowest worker": f"{formats.time(v['low_s'])} to "
-                f"{formats.time(v['high_s'])}",
+                "predicted": formats.time(adv.strategy(name).predicted_s),
+                "measured (median of workers)": formats.time(v.median_s),
+                "fastest to slowest worker": f"{formats.time(v.low_s)} to {formats.time(v.high_s)}",
                 "": "pick" if name == adv.picked else ("tied" if name in adv.tied else ""),
             }
             for name, v in rows
