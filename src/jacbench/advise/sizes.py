@@ -48,9 +48,9 @@ def auto_sizes(start: int, function_s: float, timeout: float, floor: float,
     would take more than timeout / BUDGET_CALLS. Where the data's largest array (bytes_per_n a
     unit of n) passes glibc's mmap threshold on the way to the target, the sizes start past
     it (PAST_MMAP), in the target's regime, and end at half the target (at the target where
-    that leaves less than a factor of 2). A note where the
-    floor, the target's tenth or the threshold could not be reached within that budget, or
-    where the sizes moved past the threshold ("" otherwise)."""
+    that leaves less than a factor of 2). A note where the floor, the target's tenth or the
+    threshold could not be reached within that budget, or where the sizes moved past the
+    threshold ("" otherwise)."""
     per_n = max(function_s, 1e-9) / start
     budget = timeout / BUDGET_CALLS / per_n  # the largest n within the budget
     smallest = max(start, floor / per_n)
@@ -71,8 +71,10 @@ def auto_sizes(start: int, function_s: float, timeout: float, floor: float,
                 "prediction crosses it"
             )
     largest = max(10 * smallest, (target or 0) / 10)
-    if past and target and smallest >= past:  # past the threshold: less than a decade, if need be
-        end = target / 2 if 4 * smallest <= target else target  # a prediction, where room is left
+    # Past the threshold (moved there, or there from the floor on): the sizes end short of the
+    # target, so that its time is a prediction; less than a decade, if need be.
+    if past and target and smallest >= past:
+        end = target / 2 if 4 * smallest <= target else target
         largest = min(largest, end, budget)
     if largest > budget:  # a slow function: the sizes end where a call takes the budget
         largest = max(budget, 1.0)

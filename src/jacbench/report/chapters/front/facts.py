@@ -100,21 +100,27 @@ class Answer:
         return book_picks.overtakes(self.first, self.compiled)
 
     @property
-    def snippet_overtakes(self) -> int | None:
-        """From which call the snippet's form for repeated calls has taken less in all than the
-        one-call winner (None where either did not run, or it never does)."""
+    def _against_one_call(self) -> tuple[str, str] | None:
+        """The one-call winner and the snippet's form for repeated calls (None where either
+        did not run)."""
         name = self.snippet.compiled or self.snippet.first
         if not self.pick.one_call or name not in self.pick.entries:
             return None
-        return book_picks.overtakes(self.pick.entry(self.pick.one_call[0]), self.pick.entry(name))
+        return self.pick.one_call[0], name
+
+    @property
+    def snippet_overtakes(self) -> int | None:
+        """From which call the snippet's form for repeated calls has taken less in all than the
+        one-call winner (None where either did not run, or it never does)."""
+        pair = self._against_one_call
+        return pair and book_picks.overtakes(*(self.pick.entry(name) for name in pair))
 
     @property
     def snippet_overtakes_range(self) -> tuple[int | None, int | None] | None:
         """snippet_overtakes' earliest and latest call within the margins."""
-        name = self.snippet.compiled or self.snippet.first
         if self.snippet_overtakes is None:
             return None
-        return self.pick.overtakes_between(self.pick.one_call[0], name)
+        return self.pick.overtakes_between(*self._against_one_call)
 
     @property
     def hessian_is_pick(self) -> bool:
