@@ -1,6 +1,7 @@
 """Sweeps on a Dask cluster (--cluster): the local runner's keys, each case once, each row's
 machine, nothing lost when a worker dies or the sweep is cancelled, one line for a bad cluster."""
 
+import contextlib
 import csv
 import json
 import os
@@ -34,6 +35,11 @@ def _lines(path: Path) -> list[dict]:
     """Every row of the file as written, repeats included."""
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
+
+
+def _rows_of(path: Path) -> list[dict]:
+    """The rows of the file so far; none before it is made."""
+    return _lines(path) if path.exists() else []
 
 
 def _profile(tmp_path: Path, naps: list[int], losses: list[int] = ()) -> Path:
@@ -178,26 +184,40 @@ def _left_running(marker: str) -> list[int]:
     return found
 
 
+@contextlib.contextmanager
+def _interruptible():
+    """Children started meanwhile act on SIGINT. A shell that starts a command in the background
+    (`make test > log &`, any `&` in a script) starts it with SIGINT ignored, and an ignored
+    signal is inherited: a sweep started from such a suite ignores its Ctrl-C and measures every
+    case (what failed this test in parallel runs; the load made no difference)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # reset to default on exec
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 @pytest.mark.slow  # a cluster sweep interrupted, then run again
-@pytest.mark.timing  # under the parallel suite's load the cancel landed after every case
 def test_a_cancelled_cluster_sweep_leaves_whole_rows_and_a_rerun_measures_the_rest(tmp_path):
-    # 16 cases: under load the cancel may take a few cases' time to land
-    profile = _profile(tmp_path, list(range(1, 17)))
+    profile = _profile(tmp_path, list(range(1, 9)))
     out = tmp_path / "r.csv"
     args = [sys.executable, "-m", "jacbench", "sweep", "--profile", str(profile), "--out",
             str(out), "--cluster", "local", "--jobs", "2", "--quiet"]  # fmt: skip
     env = dict(os.environ, JACBENCH_WORKERS="exec")
-    proc = subprocess.Popen(args, env=env, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline and len(_lines(out) if out.exists() else []) < 2:
+    with _interruptible():
+        proc = subprocess.Popen(args, env=env, stderr=subprocess.DEVNULL)
+    # A bound on a hang, not a time: on a starved machine (two busy processes at a higher
+    # priority) the cluster's start and the first two rows took 90 s.
+    deadline = time.monotonic() + 600
+    while proc.poll() is None and time.monotonic() < deadline and len(_rows_of(out)) < 2:
         time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=60)
-    kept = _lines(out)
-    assert 2 <= len(kept) < 16 and out.read_text().endswith("\n")
-    assert subprocess.run(args, env=env, timeout=120).returncode == 0
+    assert proc.wait(timeout=300) == -signal.SIGINT  # stopped by the interrupt, not finished
+    kept = _rows_of(out)
+    assert 2 <= len(kept) < 8 and out.read_text().endswith("\n")
+    assert subprocess.run(args, env=env, timeout=600).returncode == 0
     rows = _lines(out)
-    assert len(rows) == 16 == len({r["key"] for r in rows})
+    assert len(rows) == 8 == len({r["key"] for r in rows})
     assert rows[: len(kept)] == kept  # what was measured before the cancel stands
 
 
