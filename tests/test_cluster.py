@@ -19,6 +19,7 @@ from jacbench.errors import UsageError
 from jacbench.measure import (
     cluster,
     cluster_sweep,
+    crossover,
     environment,
     harness,
     probes,
@@ -238,6 +239,26 @@ def test_the_quick_profiles_cases_have_the_local_runners_keys_on_the_clusters_wo
     assert sorted(f["done"] for f in found) == sorted(keys) and len(keys) == len(cases)
     todo, done = cluster_sweep._todo(cases, out, machine)
     assert todo == [] and done == keys
+
+
+@pytest.mark.slow  # a LocalCluster measures a nap and a crossover of 2 shapes in JAX
+def test_a_profile_on_a_cluster_measures_its_crossover_there_too(tmp_path, monkeypatch):
+    profile = _profile(tmp_path, [1])
+    crossing = "crossover: {total: 4, steps: 2, repeats: 3, warm_budget_s: 0.1, frameworks: [jax]}"
+    profile.write_text(profile.read_text() + crossing + "\n")
+
+    def here(*args, **kwargs):
+        raise AssertionError("a case ran on the client's machine, not on the cluster's")
+
+    monkeypatch.setattr(harness, "_launch", here)  # the cluster's workers are other processes
+    results = tmp_path / "cluster.csv"
+    sweeps.measure_profile(str(profile), results, cluster="local")
+    out = crossover.path_for(results)
+    rows = _lines(out)
+    cases = crossover.profile_cases(profiles.load_profile(str(profile)))
+    assert sorted(r["key"] for r in rows) == sorted({c.key(rows[0]["env"]) for c in cases})
+    assert {r["status"] for r in rows} == {"ok"} and len(rows) == 4
+    assert store.read_meta(out)["cluster"] == "local"
 
 
 ADVISED = """
