@@ -100,6 +100,27 @@ def test_the_slurm_config_asks_one_worker_a_machine_with_the_measure_resource(tm
         cluster.slurm_options(config)
 
 
+class _Scheduler:
+    """A client whose scheduler gives a dashboard address and has bokeh at that version."""
+
+    dashboard_link = "http://10.0.0.1:8787/status"
+
+    def __init__(self, bokeh: str | None):
+        self.bokeh = bokeh
+
+    def get_versions(self, packages=()):
+        return {"scheduler": {"packages": {name: self.bokeh for name in packages}}}
+
+
+@pytest.mark.parametrize("bokeh", ["3.9.2", None, "2.4.3"])
+def test_the_dashboard_address_is_given_only_where_the_scheduler_has_bokeh_to_serve_it(bokeh):
+    said = cluster.dashboard(_Scheduler(bokeh))
+    if bokeh == "3.9.2":
+        assert said == _Scheduler.dashboard_link
+    else:  # the address would serve a page saying that bokeh is missing
+        assert said.startswith("not served") and "bokeh>=" in said and "http" not in said
+
+
 @pytest.mark.slow  # starts a Python that imports dask and tries to connect for a second
 def test_an_unreachable_scheduler_is_one_line_and_status_2(tmp_path, naps_profile):
     out = tmp_path / "r.csv"

@@ -138,8 +138,20 @@ def _reason(e: BaseException) -> str:
 
 
 def dashboard(client) -> str:
-    """The scheduler's dashboard address (served where bokeh is installed beside it)."""
-    return str(getattr(client, "dashboard_link", "") or "not served")
+    """The scheduler's dashboard address where the scheduler has the bokeh that serves it; else
+    what to install. Without bokeh the scheduler still gives an address, whose page only says
+    that bokeh is missing."""
+    from distributed.versions import BOKEH_REQUIREMENT
+
+    link = getattr(client, "dashboard_link", "") or ""
+    try:
+        bokeh = client.get_versions(packages=["bokeh"])["scheduler"]["packages"].get("bokeh")
+    except Exception:  # noqa: BLE001 - an old scheduler: say what is known, measure anyway
+        bokeh = None
+    if link and bokeh and BOKEH_REQUIREMENT.specifier.contains(bokeh, prereleases=True):
+        return link
+    return (f"not served: the scheduler's environment needs {BOKEH_REQUIREMENT} (the cluster "
+            f"group installs it: {INSTALL})")  # fmt: skip
 
 
 @functools.cache
