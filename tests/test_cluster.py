@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -280,6 +281,45 @@ def test_a_profile_on_a_cluster_measures_its_crossover_there_too(tmp_path, monke
     assert sorted(r["key"] for r in rows) == sorted({c.key(rows[0]["env"]) for c in cases})
     assert {r["status"] for r in rows} == {"ok"} and len(rows) == 4
     assert store.read_meta(out)["cluster"] == "local"
+
+
+WORKER_COMMIT = "c0ffee0+worker"
+WORKER_GPUS = [{"name": "Worker GPU", "driver_version": "1", "memory.total": "1 MiB"}]
+WORKER_PROBE = {"torch": {"gpus": ["Worker GPU"]}}
+
+
+def _as_another_machine() -> None:
+    """Run on a worker before it describes itself: its commit and GPU are not the client's."""
+    environment.git_commit = lambda where=None: WORKER_COMMIT
+    environment.gpus = lambda run=None: WORKER_GPUS
+    environment.device_probe = lambda timeout=180: WORKER_PROBE
+
+
+@pytest.mark.slow  # a LocalCluster of one worker measures two naps
+def test_the_sidecar_describes_the_workers_machine_with_its_commit_and_gpu_not_the_clients(
+    tmp_path, monkeypatch
+):
+    def here(*args, **kwargs):
+        raise AssertionError("the sidecar read a fact of the client's machine")
+
+    for fact in ("git_commit", "gpus", "device_probe", "read_bandwidth"):
+        monkeypatch.setattr(environment, fact, here)  # here only: the workers are other processes
+    cases = profiles.expand(profiles.load_profile(str(_profile(tmp_path, [1, 2]))))
+    on_gpu = [types.SimpleNamespace(device="cuda", allocator=c.allocator, threads=c.threads)
+              for c in cases]  # fmt: skip
+    out = tmp_path / "r.csv"
+    with cluster.connect("local", workers=1) as client:
+        client.run(_as_another_machine)
+        cluster_sweep._locked(client, cases, out, "local", True, False, 1, None)
+        gpu_meta = cluster_sweep._sidecar(out, on_gpu, 1, "local", cluster_sweep._machines(
+            client, on_gpu=True))  # fmt: skip
+    (key,) = {r["env"] for r in _lines(out)}  # the worker's machine, its GPU in its key
+    meta = store.read_meta(out)
+    assert meta["environment_key"] == key and meta["gpu"] == "Worker GPU"
+    assert meta["git_commit"] == WORKER_COMMIT == meta["machines"][key]["git_commit"]
+    assert meta["machines"][key]["read_bandwidth"]["gb_per_s"] > 0
+    assert gpu_meta["gpus"] == WORKER_GPUS == gpu_meta["machines"][key]["gpus"]
+    assert gpu_meta["device_probe"] == WORKER_PROBE == gpu_meta["machines"][key]["device_probe"]
 
 
 ADVISED = """

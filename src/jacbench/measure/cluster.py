@@ -154,18 +154,23 @@ def dashboard(client) -> str:
             f"group installs it: {INSTALL})")  # fmt: skip
 
 
+# What the sidecar records of each machine beside its environment (environment.machine_facts).
+FACTS = ("git_commit", "read_bandwidth", "gpus", "device_probe")
+
+
 @functools.cache
-def machine() -> dict[str, Any]:
-    """This worker's machine: its environment (the fingerprint's fields), key, host name and read
-    bandwidth; once per worker process."""
+def machine(on_gpu: bool = False) -> dict[str, Any]:
+    """This worker's machine: its environment (the fingerprint's fields), key, host name and
+    facts (the commit, read bandwidth and, with on_gpu, the GPU's), read here, on the machine
+    that measures; once per worker process."""
     env = environment.environment()
     return {"key": environment.fingerprint(env), "env": env, "host": socket.gethostname(),
-            "read_bandwidth": environment.read_bandwidth()}  # fmt: skip
+            **environment.machine_facts(on_gpu)}  # fmt: skip
 
 
-def describe(dask_worker=None) -> dict[str, Any]:
+def describe(dask_worker=None, on_gpu: bool = False) -> dict[str, Any]:
     """What client.run gathers from each worker: its machine (see machine)."""
-    return machine()
+    return machine(on_gpu)
 
 
 def measure_task(case, done: frozenset[str], deadline: float | None) -> dict[str, Any] | None:
@@ -174,7 +179,7 @@ def measure_task(case, done: frozenset[str], deadline: float | None) -> dict[str
     measured it already; None once the deadline (a wall-clock time) has passed."""
     import time
 
-    here = machine()
+    here = machine(case.device != "cpu")
     key = case.key(here["key"])
     if key in done:
         return {"done": key, "host": here["host"]}
