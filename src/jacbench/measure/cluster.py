@@ -138,22 +138,39 @@ def _reason(e: BaseException) -> str:
 
 
 def dashboard(client) -> str:
-    """The scheduler's dashboard address (served where bokeh is installed beside it)."""
-    return str(getattr(client, "dashboard_link", "") or "not served")
+    """The scheduler's dashboard address where the scheduler has the bokeh that serves it; else
+    what to install. Without bokeh the scheduler still gives an address, whose page only says
+    that bokeh is missing."""
+    from distributed.versions import BOKEH_REQUIREMENT
+
+    link = getattr(client, "dashboard_link", "") or ""
+    try:
+        bokeh = client.get_versions(packages=["bokeh"])["scheduler"]["packages"].get("bokeh")
+    except Exception:  # noqa: BLE001 - an old scheduler: say what is known, measure anyway
+        bokeh = None
+    if link and bokeh and BOKEH_REQUIREMENT.specifier.contains(bokeh, prereleases=True):
+        return link
+    return (f"not served: the scheduler's environment needs {BOKEH_REQUIREMENT} (the cluster "
+            f"group installs it: {INSTALL})")  # fmt: skip
+
+
+# What the sidecar records of each machine beside its environment (environment.machine_facts).
+FACTS = ("git_commit", "read_bandwidth", "gpus", "device_probe")
 
 
 @functools.cache
-def machine() -> dict[str, Any]:
-    """This worker's machine: its environment (the fingerprint's fields), key, host name and read
-    bandwidth; once per worker process."""
+def machine(on_gpu: bool = False) -> dict[str, Any]:
+    """This worker's machine: its environment (the fingerprint's fields), key, host name and
+    facts (the commit, read bandwidth and, with on_gpu, the GPU's), read here, on the machine
+    that measures; once per worker process."""
     env = environment.environment()
     return {"key": environment.fingerprint(env), "env": env, "host": socket.gethostname(),
-            "read_bandwidth": environment.read_bandwidth()}  # fmt: skip
+            **environment.machine_facts(on_gpu)}  # fmt: skip
 
 
-def describe(dask_worker=None) -> dict[str, Any]:
+def describe(dask_worker=None, on_gpu: bool = False) -> dict[str, Any]:
     """What client.run gathers from each worker: its machine (see machine)."""
-    return machine()
+    return machine(on_gpu)
 
 
 def measure_task(case, done: frozenset[str], deadline: float | None) -> dict[str, Any] | None:
@@ -162,7 +179,7 @@ def measure_task(case, done: frozenset[str], deadline: float | None) -> dict[str
     measured it already; None once the deadline (a wall-clock time) has passed."""
     import time
 
-    here = machine()
+    here = machine(case.device != "cpu")
     key = case.key(here["key"])
     if key in done:
         return {"done": key, "host": here["host"]}

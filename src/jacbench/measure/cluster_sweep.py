@@ -23,8 +23,9 @@ from jacbench.measure import cluster, environment, harness, lock, runner, store
 from jacbench.measure.case import Case
 
 
-def _machines(client) -> dict[str, dict[str, Any]]:
-    """Each worker's machine (cluster.machine), by worker address, waiting for a first one."""
+def _machines(client, on_gpu: bool = False) -> dict[str, dict[str, Any]]:
+    """Each worker's machine (cluster.machine, its GPU's facts too with on_gpu), by worker
+    address, waiting for a first one."""
     try:
         client.wait_for_workers(1, timeout=cluster.WAIT_S)
     except TimeoutError:
@@ -33,12 +34,13 @@ def _machines(client) -> dict[str, dict[str, Any]]:
         start = f"dask worker --resources {cluster.RESOURCE}=1 --nthreads 1"
         raise UsageError(f"no Dask worker joined within {cluster.WAIT_S:.0f} s (start them with "
                          f"{start})") from None  # fmt: skip
-    return client.run(cluster.describe)
+    return client.run(cluster.describe, on_gpu=on_gpu)
 
 
 def _sidecar(out: Path, cases: list[Case], jobs: int, spec: str, found: dict) -> dict:
     """The metadata: the first machine's, as a local sweep writes its own, with every machine
-    the file has rows of under "machines" (those of earlier sweeps kept)."""
+    the file has rows of under "machines" (those of earlier sweeps kept). Each machine's facts
+    (its commit, bandwidth, GPU) are those its worker read: none is read here."""
     before = store.read_meta(out) if out.exists() else {}
     machines = dict(before.get("machines") or {})
     if before.get("environment_key"):  # a local sweep's own machine
@@ -47,8 +49,8 @@ def _sidecar(out: Path, cases: list[Case], jobs: int, spec: str, found: dict) ->
         machines.setdefault(before["environment_key"],
                             {k: v for k, v in before.items() if k not in sweep_only})  # fmt: skip
     first = next(iter(found.values()))
-    meta = environment.metadata_record(first["env"], cases, jobs, store.COLUMNS)
-    meta["read_bandwidth"] = first["read_bandwidth"]  # the measuring machine's, not this one's
+    facts = {k: first[k] for k in cluster.FACTS if k in first}
+    meta = environment.metadata_record(first["env"], cases, jobs, store.COLUMNS, facts)
     meta["cluster"] = spec
     meta["machines"] = machines
     for m in found.values():
@@ -61,7 +63,9 @@ def _add_machine(meta: dict, machine: dict) -> bool:
     seen; whether that changed anything (a worker that joined after the sweep began)."""
     was = meta["machines"].get(machine["key"], {})
     hosts = sorted(set(was.get("hosts", [])) | {machine["host"]})
-    now = {**machine["env"], "hosts": hosts, "read_bandwidth": machine["read_bandwidth"]}
+    facts = {k: machine[k] for k in cluster.FACTS if k in machine}
+    # Merged: a CPU case's worker reads no GPU facts, and those a GPU case's worker read stay.
+    now = {**was, **machine["env"], **facts, "hosts": hosts}
     meta["machines"][machine["key"]] = now
     return now != was
 
@@ -181,7 +185,7 @@ def _locked(client, cases: list[Case], out: Path, spec: str, quiet: bool, fresh:
     if out.exists():
         store.check(out)
         store.repair(out)
-    found = _machines(client)
+    found = _machines(client, on_gpu=any(c.device != "cpu" for c in cases))
     meta = _sidecar(out, cases, jobs, spec, found)
     store.write_json(store.meta_path(out), meta)
     hosts = {a: m["host"] for a, m in found.items()}

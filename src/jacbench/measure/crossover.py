@@ -99,14 +99,6 @@ def profile_cases(profile: profiles.Profile, ram: int | None = None) -> list[Cas
                  c.mem_cap, c.timeout, c.side, ram)  # fmt: skip
 
 
-def run_profile(profile: profiles.Profile, results: Path, quiet: bool = False) -> Path:
-    """Measure a profile's crossover beside its results, reusing the rows already there;
-    returns the file."""
-    out = path_for(results)
-    runner.run_sweep(profile_cases(profile), out, quiet=quiet, jobs=profile.crossover.jobs)
-    return out
-
-
 def read(path: Path) -> list[dict]:
     """The crossover rows of a results file, typed, each with its mode."""
     rows = [r for r in store.typed_rows(path) if r["problem"] == "shapes"]

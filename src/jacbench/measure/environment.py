@@ -190,15 +190,28 @@ def read_bandwidth(repeats: int = 5) -> dict[str, Any]:
     }
 
 
-def metadata_record(env: dict[str, Any], cases: list, jobs: int, columns: list[str]) -> dict:
-    """The sidecar written beside a results file; for cases on a GPU, the GPU's facts too
-    (nvidia-smi's, and what the frameworks see of it)."""
-    on_gpu = sorted({c.device for c in cases} - {"cpu"})
-    gpu = {"gpus": gpus(), "device_probe": device_probe()} if on_gpu else {}
+def machine_facts(on_gpu: bool) -> dict[str, Any]:
+    """What a sidecar records of the machine that measured, beside its environment: the commit of
+    its checkout, its read bandwidth and, for cases on a GPU, the GPU's facts (nvidia-smi's, and
+    what the frameworks see of it). Read on that machine (a cluster's worker reads its own)."""
+    facts = {"git_commit": git_commit(), "read_bandwidth": read_bandwidth()}
+    if on_gpu:
+        facts.update(gpus=gpus(), device_probe=device_probe())
+    return facts
+
+
+def metadata_record(
+    env: dict[str, Any], cases: list, jobs: int, columns: list[str], facts: dict | None = None
+) -> dict:
+    """The sidecar written beside a results file; facts: those of the machine that measured
+    (machine_facts), this one's where None."""
+    on_gpu = bool({c.device for c in cases} - {"cpu"})
+    facts = machine_facts(on_gpu) if facts is None else facts
+    gpu = {k: facts[k] for k in ("gpus", "device_probe") if k in facts} if on_gpu else {}
     return {
         **env,
         "environment_key": fingerprint(env),
-        "git_commit": git_commit(),
+        "git_commit": facts["git_commit"],
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "allocators": sorted({c.allocator for c in cases}),
         "cases": len(cases),
@@ -208,7 +221,7 @@ def metadata_record(env: dict[str, Any], cases: list, jobs: int, columns: list[s
             str(k): thread_environment(k) for k in sorted({c.threads for c in cases})
         },
         "devices": sorted({c.device for c in cases}),
-        "read_bandwidth": read_bandwidth(),
+        "read_bandwidth": facts["read_bandwidth"],
         **gpu,
         "columns": columns,
     }

@@ -1,7 +1,8 @@
 """A named profile measured whole: its cases and its crossover, into a results file and the
 crossover file beside it. What `jacbench sweep`, `make book PROFILE=...` and `jacbench reference`
-run; measurement only (the book's build lives in jacbench.publish). The cases run here
-(measure.runner) or, with a cluster, on a Dask cluster's machines (measure.cluster_sweep)."""
+run; measurement only (the book's build lives in jacbench.publish). The cases, the crossover's
+too, run here (measure.runner) or, with a cluster, on a Dask cluster's machines
+(measure.cluster_sweep)."""
 
 from __future__ import annotations
 
@@ -29,14 +30,15 @@ def run(cases: list[Case], out: Path, cluster: str | None = None, **options) -> 
 
 def measure_profile(profile: str, results: Path, cluster: str | None = None) -> Path:
     """Sweep a profile into results and its crossover beside them, measuring only the cases the
-    files lack (both are resumable), the profile's cases on cluster where one is given (the
-    crossover, minutes, here). Returns the results' path."""
+    files lack (both are resumable), here or on cluster where one is given: there each case of
+    either is one task, like a sweep's (measure.cluster_sweep). Returns the results' path."""
     where = f" on the cluster {cluster}" if cluster else ""
     _say(f"sweeping the {profile} profile into {results}{where} (cases already measured are kept)")
     spec = profiles.load_profile(profile)
     run(profiles.expand(spec), results, cluster, jobs=spec.jobs)
-    _say(f"the tall-to-wide crossover into {crossover.path_for(results)} (cases kept)")
-    crossover.run_profile(spec, results)
+    out = crossover.path_for(results)
+    _say(f"the tall-to-wide crossover into {out}{where} (cases kept)")
+    run(crossover.profile_cases(spec), out, cluster, jobs=spec.crossover.jobs)
     return results
 
 
