@@ -112,13 +112,14 @@ def test_two_strategies_timed_against_one_simulation_are_ranked_by_their_ratios(
 
 def _session(*warm: tuple) -> pd.DataFrame:
     """A made-up session: PyTorch GBM strategies (name, warm median[, N[, side-by-side ratio]]),
-    at N = 10^5 unless given; each first call ten times its warm median."""
+    at N = 10^5 unless given; each first call ten times its warm median, each ratio over a
+    simulation of the warm median over the ratio."""
     rows = [w + (100_000, float("nan"))[len(w) - 2 :] for w in warm]
     return pd.DataFrame(
         {"problem": "gbm", "framework": "torch", "strategy": name, "target": "strategy",
          "form": "array", "paths": n, "inputs": 0, "batch": 0, "dtype": "float32",
          "allocator": "glibc", "status": "ok", "warm_median_s": s, "cold_s": 10 * s,
-         "ratio_median": ratio}
+         "ratio_median": ratio, "pair_baseline_median_s": s / ratio}
         for name, s, n, ratio in rows
     )  # fmt: skip
 
@@ -217,3 +218,18 @@ def test_the_wide_rows_count_at_their_inputs_and_never_pair_with_the_gbms():
                        _wide(("grad-loop", 0.013), ("jacrev", 0.010))])  # fmt: skip
     m = margins.measure(first, [other])
     assert m.warm["torch"] == pytest.approx(1.3) and m.sizes == (100_000,)
+
+
+def test_quotients_the_rule_never_ranks_set_no_margin():
+    """Two warm calls under the 1 ms floor that moved 1.5 and 0.5 are never ranked against
+    each other, so their 3.0 sets no margin; a 10 ms call that moved 1.2 is ranked against the
+    one that moved 0.5, and sets 2.4. A ratio over a 2 ms simulation that moved 2x sets none:
+    the ratio margin is the 1.1 of the one over a 10 ms simulation."""
+    first = _session(("jacfwd", 0.0004), ("jacrev", 0.0004), ("pathwise", 0.010),
+                     ("jvp", 0.010), ("hand-fused", 0.020, 100_000, 2.0),
+                     ("compiled-jvp", 0.004, 100_000, 2.0))  # fmt: skip
+    other = _session(("jacfwd", 0.0006), ("jacrev", 0.0002), ("pathwise", 0.012),
+                     ("jvp", 0.010), ("hand-fused", 0.020, 100_000, 2.2),
+                     ("compiled-jvp", 0.004, 100_000, 4.0))  # fmt: skip
+    m = margins.measure(first, [other])
+    assert m.ratio["torch"] == pytest.approx(1.1) and m.warm["torch"] == pytest.approx(2.4)

@@ -111,7 +111,7 @@ def _matched(first: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
     each at its ``size`` (a simulation's first call, compiled in a cache another case may have
     filled, is never ranked)."""
     keys = [*SAME_CASE, "problem", "size"]
-    cols = [*keys, *COLUMN.values()]
+    cols = [*keys, *COLUMN.values(), "pair_baseline_median_s"]
 
     def ranked(df: pd.DataFrame) -> pd.DataFrame:
         tall = queries.gbm(df, status="ok").assign(size=lambda d: d["paths"])
@@ -123,20 +123,23 @@ def _matched(first: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
 
 def _pairwise(matched: pd.DataFrame, column: str) -> pd.Series:
     """Per framework, the furthest two of its quotients moved between sessions at one size of
-    one problem."""
+    one problem, among the pairs the rule ranks: not both under the floor."""
     found: dict[str, float] = {}
     moves = matched[f"{column}_b"] / matched[f"{column}_a"]
     for (fw, _, _), idx in matched.groupby(["framework", "problem", "size"]).groups.items():
-        values = moves.loc[idx].dropna()
-        values = values[values > 0]
-        for x, y in itertools.combinations(values, 2):
-            found[fw] = max(found.get(fw, 1.0), apart(x, y))
+        kept = [i for i in idx if pd.notna(moves[i]) and moves[i] > 0]
+        for i, j in itertools.combinations(kept, 2):
+            if max(matched.loc[i, f"{column}_a"], matched.loc[j, f"{column}_a"]) < FLOOR_S:
+                continue
+            found[fw] = max(found.get(fw, 1.0), apart(moves[i], moves[j]))
     return pd.Series(found, dtype=float)
 
 
 def _single(matched: pd.DataFrame, column: str) -> pd.Series:
-    """Per framework, the furthest one of its quantities moved between sessions."""
+    """Per framework, the furthest one of its ratios moved between sessions, where the rule
+    reads ratios: over a simulation of RATIO_FLOOR_S or more."""
     both = matched.dropna(subset=[f"{column}_a", f"{column}_b"])
+    both = both[both["pair_baseline_median_s_a"].fillna(0.0) >= RATIO_FLOOR_S]
     if both.empty:
         return pd.Series(dtype=float)
     moved = [apart(x, y) for x, y in zip(both[f"{column}_a"], both[f"{column}_b"], strict=True)]
