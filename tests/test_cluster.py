@@ -25,6 +25,7 @@ from jacbench.measure import (
     store,
     sweeps,
 )
+from jacbench.measure.dataset import Dataset
 
 NAP = "callable:jacbench.measure.probes:nap"
 LOSE = "callable:jacbench.measure.probes:lose_worker"
@@ -124,7 +125,7 @@ def test_a_local_cluster_measures_the_local_runners_keys_once_each_with_its_mach
     assert sorted(keys) == sorted(r["key"] for r in _lines(here)) and len(set(keys)) == 5
     machine = environment.fingerprint(environment.environment())
     assert {r["env"] for r in rows} == {machine} and {r["status"] for r in rows} == {"ok"}
-    meta = store.read_meta(there)
+    meta = Dataset(there).metadata
     assert meta["cluster"] == "local" and set(meta["machines"]) == {machine}
     assert meta["machines"][machine]["hosts"] and meta["machines"][machine]["cpu"]
     err = capsys.readouterr().err

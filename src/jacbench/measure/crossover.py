@@ -13,6 +13,7 @@ from pathlib import Path
 
 from jacbench.measure import harness, profiles, runner, store
 from jacbench.measure.case import Case
+from jacbench.measure.dataset import Dataset
 from jacbench.measure.targets import MODES, CrossoverTarget, parse
 from jacbench.problems import shapes
 from jacbench.units import parse_bytes
@@ -44,12 +45,6 @@ def cases(
         for m, n in shapes.shapes(total, steps, side)
         for mode in MODES
     ]  # fmt: skip
-
-
-def path_for(results: Path) -> Path:
-    """Where a sweep's crossover rows live: beside its results, results/PROFILE.crossover.csv."""
-    results = Path(results)
-    return results.with_name(results.stem + ".crossover.csv")
 
 
 def measure(
@@ -100,9 +95,9 @@ def profile_cases(profile: profiles.Profile, ram: int | None = None) -> list[Cas
 
 
 def run_profile(profile: profiles.Profile, results: Path, quiet: bool = False) -> Path:
-    """Measure a profile's crossover beside its results, reusing the rows already there;
-    returns the file."""
-    out = path_for(results)
+    """Measure a profile's crossover beside its results (their dataset's crossover), reusing
+    the rows already there; returns the file."""
+    out = Dataset(results).crossover
     runner.run_sweep(profile_cases(profile), out, quiet=quiet, jobs=profile.crossover.jobs)
     return out
 

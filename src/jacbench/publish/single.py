@@ -31,7 +31,7 @@ def build_page(
     """Execute one page's notebook (with parameters beside the book's, where given) and build
     it alone; returns its HTML file."""
     root = root.resolve()
-    results = (results or dataset.results_path(root)).resolve()
+    results = (results or dataset.reference(root).results).resolve()
     out = (out or root / "_build" / "single" / name).resolve()
     staging = out / "src"
     book.stage(root, staging)
