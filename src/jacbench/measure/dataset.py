@@ -59,6 +59,7 @@ class Dataset:
 
     @property
     def meta(self) -> Path:
+        """The results' metadata sidecar."""
         return _sidecar(self.results)
 
     @property
@@ -68,6 +69,7 @@ class Dataset:
 
     @property
     def crossover_meta(self) -> Path:
+        """The crossover's metadata sidecar."""
         return _sidecar(self.crossover)
 
     def session(self, which: str) -> Path:
@@ -107,6 +109,7 @@ class Dataset:
 
     @cached_property
     def crossover_metadata(self) -> dict:
+        """The crossover's metadata ({} where there is none)."""
         return Dataset(self.crossover).metadata
 
     def once(self, what: str, open_: Callable[[], T]) -> T:
