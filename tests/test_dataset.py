@@ -79,7 +79,7 @@ def test_the_committed_files_lie_where_the_scheme_names_them():
 
 def test_staging_copies_each_member_under_its_staged_name(tmp_path):
     results = ROOT / "book/reference/standard.csv"
-    assert book.stage_data(results, tmp_path, ROOT) == Path("data/results.csv")
+    assert book.stage_data(Dataset(results), tmp_path, ROOT).results == Path("data/results.csv")
     staged = sorted(p.name for p in (tmp_path / "data").iterdir())
     assert staged == [
         "results.crossover.csv",

@@ -172,7 +172,7 @@ def test_a_fresh_reference_measures_every_case_again(copy, monkeypatch, capsys):
 
 
 def test_staging_marks_the_dataset(tmp_path):
-    staged = book.stage_data(RESULTS, tmp_path, ROOT)
+    staged = book.stage_data(Dataset(RESULTS), tmp_path, ROOT).results
     meta = Dataset(tmp_path / staged).metadata
     assert meta["dataset"] == {"source": "book/reference/standard.csv", "reference": True}
     assert dataset.is_reference(data.load(tmp_path / staged))
@@ -181,7 +181,7 @@ def test_staging_marks_the_dataset(tmp_path):
     other.parent.mkdir()
     shutil.copy2(RESULTS, other)
     shutil.copy2(Dataset(RESULTS).meta, Dataset(other).meta)
-    staged = book.stage_data(other, tmp_path / "staging2", ROOT)
+    staged = book.stage_data(Dataset(other), tmp_path / "staging2", ROOT).results
     meta = Dataset(tmp_path / "staging2" / staged).metadata
     assert meta["dataset"] == {"source": "quick.csv", "reference": False}
 

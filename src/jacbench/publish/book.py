@@ -77,14 +77,13 @@ def shown_path(results: Path, root: Path) -> str:
         return Path(results).name
 
 
-def stage_data(results: Path, staging: Path, root: Path | None = None) -> Path:
-    """Copy every file of the results' dataset that exists (measure.dataset: the results, the
-    crossover rows, the other sessions and each one's metadata sidecar) into the staging tree
-    under the staged names (data/results.csv, data/results.meta.json,
-    data/results.crossover.csv, data/results.second.csv, ...). The staged metadata says which
-    dataset it is ("dataset": its path as the book names it, and whether it is the committed
-    reference dataset). Returns the staged results' path relative to the staging tree."""
-    ds = Dataset(results)
+def stage_data(ds: Dataset, staging: Path, root: Path | None = None) -> Dataset:
+    """Copy every file of the dataset that exists (measure.dataset: the results, the crossover
+    rows, the other sessions and each one's metadata sidecar) into the staging tree under the
+    staged names (data/results.csv, data/results.meta.json, data/results.crossover.csv,
+    data/results.second.csv, ...). The staged metadata says which dataset it is ("dataset": its
+    path as the book names it, and whether it is the committed reference dataset). Returns the
+    staged dataset, named relative to the staging tree."""
     staged = ds.staged
     names = staged.files()
     for name, path in ds.files().items():
@@ -95,16 +94,15 @@ def stage_data(results: Path, staging: Path, root: Path | None = None) -> Path:
         is_reference = ds.results.resolve() == dataset.reference(root).results.resolve()
         meta_file = staging / staged.meta
         meta = json.loads(meta_file.read_text()) if meta_file.exists() else {}
-        meta["dataset"] = {"source": shown_path(results, root), "reference": is_reference}
+        meta["dataset"] = {"source": shown_path(ds.results, root), "reference": is_reference}
         meta_file.write_text(json.dumps(meta, indent=1))
-    return staged.results
+    return staged
 
 
-def parameters_for(results: Path) -> dict:
+def parameters_for(ds: Dataset) -> dict:
     """What make book passes to every notebook (each takes those its parameters cell declares;
     the rest of its parameters keep the notebook's own defaults): paths as given, relative to
     the staging tree for a book. A notebook opens the rest of the dataset from its results."""
-    ds = Dataset(results)
     return {
         "results": ds.results.as_posix(),
         # "Your function": the reference's advice, staged where the checkout holds it.
@@ -113,15 +111,15 @@ def parameters_for(results: Path) -> dict:
     }
 
 
-def shown_for(parameters: dict, results: Path, root: Path | None = None) -> dict:
-    """The parameters as the book shows them: a staged file by the path of the file it copies
-    within the checkout (book/reference/standard.csv, results/quick.crossover.csv), or by its
-    name, never by a path of the machine that built the book."""
+def shown_for(parameters: dict, ds: Dataset, root: Path | None = None) -> dict:
+    """The parameters as the book shows them: a file of the staged dataset by the path of the
+    file it copies within the checkout (book/reference/standard.csv,
+    results/quick.crossover.csv), or by its name, never by a path of the machine that built
+    the book."""
 
     def shown(path: Path) -> str:
         return shown_path(path, root) if root is not None else path.name
 
-    ds = Dataset(results)
     copied = ds.files()
     names = {p.as_posix(): shown(copied[name]) for name, p in ds.staged.files().items()}
     return {k: names.get(v, v) if isinstance(v, str) else v for k, v in parameters.items()}
@@ -241,6 +239,7 @@ def build(
         valid = ", ".join(profiles.profile_names())
         raise UsageError(f"unknown profile {profile!r}; choose one of: {valid}")
     results = (results or root / "results" / f"{profile}.csv").resolve()
+    ds = Dataset(results)  # the one value the build threads into every page
     build_dir = (out or root / "_build").resolve()
     staging = build_dir / "src"
     timings = {}
@@ -250,20 +249,20 @@ def build(
     elif not results.exists():
         raise UsageError(f"no results at {results}; run without --no-measure first")
     store.check(results)  # UsageError if it is not a results file of this version
-    if (cross := Dataset(results).crossover).exists():
-        store.check(cross)
+    if ds.crossover.exists():
+        store.check(ds.crossover)
     timings["sweep_s"] = time.monotonic() - t0
 
     t0 = time.monotonic()
     stage(root, staging)
-    staged = stage_data(results, staging, root)
+    staged = stage_data(ds, staging, root)
     converted = {
         name: convert(source_of(root, name), staged_notebook(staging, name))
         for name in (FRONT, *chapters(root))
     }
     (staging / FRONT_SOURCE).unlink()  # its executed notebook stands in its place
     planned = {name: declared(nb, parameters_for(staged)) for name, nb in converted.items()}
-    shown = {name: shown_for(params, results, root) for name, params in planned.items()}
+    shown = {name: shown_for(params, ds, root) for name, params in planned.items()}
     execute_all({name: converted[name] for name in planned}, planned, shown, staging)
     timings["notebooks_s"] = time.monotonic() - t0
 
