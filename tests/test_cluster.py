@@ -28,6 +28,7 @@ from jacbench.measure import (
     store,
     sweeps,
 )
+from jacbench.measure.dataset import Dataset
 
 NAP = "callable:jacbench.measure.probes:nap"
 LOSE = "callable:jacbench.measure.probes:lose_worker"
@@ -153,7 +154,7 @@ def test_a_local_cluster_measures_the_local_runners_keys_once_each_with_its_mach
     assert sorted(keys) == sorted(r["key"] for r in _lines(here)) and len(set(keys)) == 5
     machine = environment.fingerprint(environment.environment())
     assert {r["env"] for r in rows} == {machine} and {r["status"] for r in rows} == {"ok"}
-    meta = store.read_meta(there)
+    meta = Dataset(there).metadata
     assert meta["cluster"] == "local" and set(meta["machines"]) == {machine}
     assert meta["machines"][machine]["hosts"] and meta["machines"][machine]["cpu"]
     err = capsys.readouterr().err
@@ -275,12 +276,12 @@ def test_a_profile_on_a_cluster_measures_its_crossover_there_too(tmp_path, monke
     monkeypatch.setattr(harness, "_launch", here)  # the cluster's workers are other processes
     results = tmp_path / "cluster.csv"
     sweeps.measure_profile(str(profile), results, cluster="local")
-    out = crossover.path_for(results)
+    out = Dataset(results).crossover
     rows = _lines(out)
     cases = crossover.profile_cases(profiles.load_profile(str(profile)))
     assert sorted(r["key"] for r in rows) == sorted({c.key(rows[0]["env"]) for c in cases})
     assert {r["status"] for r in rows} == {"ok"} and len(rows) == 4
-    assert store.read_meta(out)["cluster"] == "local"
+    assert Dataset(out).metadata["cluster"] == "local"
 
 
 WORKER_COMMIT = "c0ffee0+worker"
@@ -314,7 +315,7 @@ def test_the_sidecar_describes_the_workers_machine_with_its_commit_and_gpu_not_t
         gpu_meta = cluster_sweep._sidecar(out, on_gpu, 1, "local", cluster_sweep._machines(
             client, on_gpu=True))  # fmt: skip
     (key,) = {r["env"] for r in _lines(out)}  # the worker's machine, its GPU in its key
-    meta = store.read_meta(out)
+    meta = Dataset(out).metadata
     assert meta["environment_key"] == key and meta["gpu"] == "Worker GPU"
     assert meta["git_commit"] == WORKER_COMMIT == meta["machines"][key]["git_commit"]
     assert meta["machines"][key]["read_bandwidth"]["gb_per_s"] > 0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jacbench.report import data, dataset, margins, picks
+from jacbench.report import dataset, margins, picks
 from jacbench.report.chapters import (
     front,
     gbm,
@@ -21,7 +21,6 @@ from jacbench.report.chapters import (
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / dataset.RESULTS
-CROSSOVER = REFERENCE.with_name("standard.crossover.csv")
 
 
 def comparisons(obj, seen=None) -> list[margins.Comparison]:
@@ -47,19 +46,19 @@ def comparisons(obj, seen=None) -> list[margins.Comparison]:
 @pytest.fixture(scope="module")
 def pages():
     """Each page's facts, computed as its notebook computes them."""
-    df = data.load(REFERENCE)
-    others = dataset.other_sessions(REFERENCE)
-    book = picks.compute(df, others)
+    ds = dataset.Dataset(REFERENCE)
+    df, found = dataset.rows(ds), dataset.margins(ds)
+    book = picks.compute(df, found)
     return {
         "picks": book,
         "front": front.facts(book),
         "question": question.facts(df),
-        "modes": modes.facts(df, others),
-        "vectorized": vectorized.facts(df, others),
+        "modes": modes.facts(df, found),
+        "vectorized": vectorized.facts(df, found),
         "gbm": gbm.facts(df, book),
-        "wide": wide.facts(df, book, wide.rows(CROSSOVER)),
+        "wide": wide.facts(df, book, wide.rows(ds)),
         "recommend": recommend.facts(df, book),
-        "method": method.facts(df, others),
+        "method": method.facts(df, found, dataset.sessions(ds)),
     }
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from jacbench.measure import store
+from jacbench.measure.dataset import Dataset
 from jacbench.report import data
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,5 +62,5 @@ def test_the_dry_run_measures_the_gpu_profile_on_the_cpu_without_the_missing_pac
     assert {r["paths"] for r in rows if r["problem"] == "gbm"} == {1000}
     timed = {r["strategy"] for r in rows if r["unsynced_median_s"] is not None}
     assert timed == {"grad-loop-create-graph", "batched-backward", "analytic"}
-    assert store.read_meta(out / "gpu.csv")["devices"] == ["cpu"]
+    assert Dataset(out / "gpu.csv").metadata["devices"] == ["cpu"]
     assert "torch" in (out / "device.json").read_text()

@@ -11,7 +11,7 @@ def reference():
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / dataset.RESULTS
-    return data.load(path), dataset.other_sessions(path)
+    return data.load(path), dataset.others(dataset.Dataset(path))
 
 
 def test_one_session_leaves_every_margin_at_its_default(small):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from jacbench.measure import crossover, store
+from jacbench.measure.dataset import Dataset
 from jacbench.publish import browser
 from jacbench.report import data, dataset
 from jacbench.report.chapters import results as results_chapter
@@ -72,9 +72,10 @@ def test_all_results_page_holds_every_row_and_its_files(built, book_results):
     # file copied into the built book, byte for byte; the results' metadata with one field
     # added, which dataset the book was built from.
     links = _downloads(html, page)
-    expected = {"results.csv": results, "results.meta.json": store.meta_path(results)}
-    if crossover.path_for(results).exists():
-        expected["results.crossover.csv"] = crossover.path_for(results)
+    ds = Dataset(results)
+    expected = {"results.csv": ds.results, "results.meta.json": ds.meta}
+    if ds.crossover.exists():
+        expected["results.crossover.csv"] = ds.crossover
     for name, source in expected.items():
         assert name in links, f"no download link to {name}: {sorted(links)}"
         assert links[name].is_file() and (out / "html") in links[name].parents

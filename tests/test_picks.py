@@ -12,7 +12,7 @@ REFERENCE = Path(__file__).resolve().parents[1] / dataset.RESULTS
 
 @pytest.fixture(scope="module")
 def sessions():
-    return dataset.other_sessions(REFERENCE)
+    return dataset.others(dataset.Dataset(REFERENCE))
 
 
 @pytest.fixture
@@ -22,7 +22,8 @@ def reference():
 
 @pytest.fixture(scope="module")
 def book(sessions):
-    return picks.compute(data.load(REFERENCE), sessions)
+    df = data.load(REFERENCE)
+    return picks.compute(df, margins.measure(df, sessions))
 
 
 def test_every_shape_and_framework_has_its_regimes(book):
@@ -110,5 +111,7 @@ def test_a_slower_row_leaves_the_pick(reference, sessions):
     edit(reference, i, warm_median_s=row["warm_median_s"] * 10,
          warm_min_s=row["warm_median_s"] * 9, ratio_median=row["ratio_median"] * 10,
          ratio_lo=row["ratio_median"] * 9, ratio_hi=row["ratio_median"] * 11)  # fmt: skip
-    p = picks.compute(reference, sessions).get("tall", "torch", "question")
+    p = picks.compute(reference, margins.measure(reference, sessions)).get(
+        "tall", "torch", "question"
+    )
     assert set(p.repeated) == {"steps-compiled-carry", "steps-segmented-carry"}

@@ -14,6 +14,7 @@ import pytest
 from jacbench.constants import STATUSES
 from jacbench.errors import UsageError
 from jacbench.measure import store
+from jacbench.measure.dataset import Dataset
 from jacbench.report import data, formats, queries
 
 
@@ -33,7 +34,7 @@ def test_derived_frames_share_the_metadata_and_none_can_change_it(df):
                    lambda m: m.pop("cores"), lambda m: m.__ior__({"cores": 1})):  # fmt: skip
         with pytest.raises(TypeError, match="read-only"):
             change(meta)
-    assert meta == store.read_meta(df.attrs["path"])
+    assert meta == Dataset(df.attrs["path"]).metadata
 
 
 def test_every_column_has_its_declared_type(df):

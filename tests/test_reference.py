@@ -10,7 +10,8 @@ import pytest
 
 from jacbench.advise import reference as advice_runs
 from jacbench.cli import main
-from jacbench.measure import crossover, profiles, store, sweeps
+from jacbench.measure import profiles, store, sweeps
+from jacbench.measure.dataset import Dataset
 from jacbench.publish import book, reference
 from jacbench.report import data, dataset
 
@@ -41,9 +42,10 @@ def test_the_profile_is_expanded_with_the_caps_of_the_datasets_machine(monkeypat
 
 
 def test_the_reference_dataset_and_its_figure_are_committed_files():
-    for path in (RESULTS, store.meta_path(RESULTS), crossover.path_for(RESULTS)):
+    ds = Dataset(RESULTS)
+    for path in (ds.results, ds.meta, ds.crossover):
         assert path.exists(), f"{path.relative_to(ROOT)} is missing; run make reference"
-    for path in (RESULTS, crossover.path_for(RESULTS)):
+    for path in (ds.results, ds.crossover):
         store.check(path)  # a results file of this version's columns
     assert (ROOT / dataset.FIGURE).stat().st_size > 10_000
     assert "book/reference/gbm-time.png" in (ROOT / "README.md").read_text()
@@ -54,12 +56,14 @@ def test_the_reference_dataset_and_its_figure_are_committed_files():
 
 @pytest.fixture()
 def copy(tmp_path):
-    """A copy of the dataset (results, crossover, metadata, the advice) to spoil."""
-    for path in (RESULTS, crossover.path_for(RESULTS)):
-        for p in (path, store.meta_path(path)):
-            shutil.copy2(p, tmp_path / p.name)
-    shutil.copytree(RESULTS.parent / advice_runs.FOLDER.name, tmp_path / advice_runs.FOLDER.name)
-    return tmp_path / RESULTS.name
+    """A copy of the dataset (results, crossover, metadata, the advice) to spoil, laid out as
+    the checkout lays it out (so that its members are named as the committed ones)."""
+    ds, spoilt = Dataset(RESULTS), Dataset(tmp_path / dataset.RESULTS)
+    spoilt.results.parent.mkdir(parents=True)
+    for name in ("results", "meta", "crossover", "crossover meta"):
+        shutil.copy2(ds.files()[name], spoilt.files()[name])
+    shutil.copytree(ds.advice, spoilt.advice)
+    return spoilt.results
 
 
 def _rewrite(path: Path, change) -> None:
@@ -88,7 +92,7 @@ def test_a_case_the_dataset_lacks_is_named_with_make_reference(copy):
 
 
 def test_a_missing_crossover_shape_is_named(copy):
-    _rewrite(crossover.path_for(copy), lambda rows: rows[1:])
+    _rewrite(Dataset(copy).crossover, lambda rows: rows[1:])
     problems = reference.coverage_problems(copy)
     assert len(problems) == 1 and "crossover" in problems[0]
 
@@ -109,14 +113,14 @@ def test_a_strategy_the_registry_no_longer_has_is_named(copy):
 
 def test_the_check_command_exits_1_and_lists_what_is_missing(copy, monkeypatch, capsys):
     _rewrite(copy, lambda rows: rows[2:])
-    monkeypatch.setattr(dataset, "results_path", lambda root=Path("."): copy)
+    monkeypatch.setattr(dataset, "reference", lambda root=Path("."): Dataset(copy))
     assert main(["reference", "--check"]) == 1
     assert "make reference" in capsys.readouterr().out
 
 
 def test_the_check_names_missing_advice(copy, monkeypatch, capsys):
     shutil.rmtree(copy.parent / "advice" / "heston")
-    monkeypatch.setattr(dataset, "results_path", lambda root=Path("."): copy)
+    monkeypatch.setattr(dataset, "reference", lambda root=Path("."): Dataset(copy))
     assert main(["reference", "--check"]) == 1
     assert "book/reference/advice/heston: no advice.json" in capsys.readouterr().out
 
@@ -129,14 +133,14 @@ def test_the_check_names_the_rows_of_an_older_method_without_failing(copy, monke
         return rows
 
     _rewrite(copy, current)
-    _rewrite(crossover.path_for(copy), current)
-    monkeypatch.setattr(dataset, "results_path", lambda root=Path("."): copy)
+    _rewrite(Dataset(copy).crossover, current)
+    monkeypatch.setattr(dataset, "reference", lambda root=Path("."): Dataset(copy))
     assert main(["reference", "--check"]) == 0
     said = capsys.readouterr().out
     assert "every case of the profile is there" in said
     assert "2 of its " in said and "older method" in said and "make reference" in said
     _rewrite(copy, lambda rows: [r | {"method": store.METHOD} for r in rows])
-    _rewrite(crossover.path_for(copy), lambda rows: [r | {"method": store.METHOD} for r in rows])
+    _rewrite(Dataset(copy).crossover, lambda rows: [r | {"method": store.METHOD} for r in rows])
     assert reference.older_method(copy) == ""
     # Method 2 is older only for the cases methods 3 and 4 changed: several processes under
     # plain glibc, and every JAX row (its copy of the normals now made with the inputs).
@@ -150,7 +154,7 @@ def test_the_check_names_the_rows_of_an_older_method_without_failing(copy, monke
 def test_a_fresh_reference_measures_every_case_again(copy, monkeypatch, capsys):
     # --fresh removes the dataset, its crossover and their metadata before the sweep, which then
     # finds nothing measured (the sweep and the figure are replaced by spies here).
-    monkeypatch.setattr(dataset, "results_path", lambda root=Path("."): copy)
+    monkeypatch.setattr(dataset, "reference", lambda root=Path("."): Dataset(copy))
     seen = []
     monkeypatch.setattr(sweeps, "measure_profile", lambda profile, results, cluster: seen.append(
         sorted(p.name for p in results.parent.iterdir())))  # fmt: skip
@@ -168,17 +172,17 @@ def test_a_fresh_reference_measures_every_case_again(copy, monkeypatch, capsys):
 
 
 def test_staging_marks_the_dataset(tmp_path):
-    staged = book.stage_data(RESULTS, tmp_path, ROOT)
-    meta = store.read_meta(tmp_path / staged)
+    staged = book.stage_data(Dataset(RESULTS), tmp_path, ROOT).results
+    meta = Dataset(tmp_path / staged).metadata
     assert meta["dataset"] == {"source": "book/reference/standard.csv", "reference": True}
     assert dataset.is_reference(data.load(tmp_path / staged))
     # A results file outside the checkout is named by its file name alone.
     other = tmp_path / "elsewhere" / "quick.csv"
     other.parent.mkdir()
     shutil.copy2(RESULTS, other)
-    shutil.copy2(store.meta_path(RESULTS), store.meta_path(other))
-    staged = book.stage_data(other, tmp_path / "staging2", ROOT)
-    meta = store.read_meta(tmp_path / "staging2" / staged)
+    shutil.copy2(Dataset(RESULTS).meta, Dataset(other).meta)
+    staged = book.stage_data(Dataset(other), tmp_path / "staging2", ROOT).results
+    meta = Dataset(tmp_path / "staging2" / staged).metadata
     assert meta["dataset"] == {"source": "quick.csv", "reference": False}
 
 
@@ -199,7 +203,7 @@ def test_building_without_a_reference_dataset_says_make_reference(tmp_path):
 
 def test_the_built_book_names_its_dataset_on_the_front_page_and_in_the_method(built):
     out, _ = built
-    meta = store.read_meta(RESULTS)
+    meta = Dataset(RESULTS).metadata
     # index.html only redirects to the front page, book/index.html.
     for page in (
         out / "html" / "book" / "index.html",

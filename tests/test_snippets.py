@@ -81,13 +81,13 @@ def test_the_coupling_check_and_the_blocks_run_as_pasted(name):
 
 def test_every_snippet_is_a_pick_on_the_reference_and_stops_being_one_when_it_slows():
     df = data.load(REFERENCE)
-    sessions = dataset.other_sessions(REFERENCE)
-    assert front.facts(picks.compute(df, sessions)).all_picked
+    found = dataset.margins(dataset.Dataset(REFERENCE))
+    assert front.facts(picks.compute(df, found)).all_picked
     i = at(df, "jax", "steps-carry", paths=picks.QUESTION_N)
     warm, ratio = df.loc[i, "warm_median_s"] * 20, df.loc[i, "ratio_median"] * 20
     edit(df, i, warm_median_s=warm, warm_min_s=warm, ratio_median=ratio)
     edit(df, i, ratio_lo=ratio * 0.95, ratio_hi=ratio * 1.05)
-    f = front.facts(picks.compute(df, sessions))
+    f = front.facts(picks.compute(df, found))
     assert not f.answer("tall", "jax").repeated_pick and not f.all_picked
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from jacbench.cli import main
 from jacbench.measure import lock, store
+from jacbench.measure.dataset import Dataset
 from jacbench.report import data
 
 DATA = Path(__file__).parent / "data"
@@ -59,7 +60,7 @@ def test_a_second_sweep_on_a_file_being_written_names_the_first_and_exits_2(
         assert f"another sweep (pid {holder.pid}) is writing {out}" in err[0]
         assert "--wait" in err[0]
         # It measured nothing and wrote nothing: no rows, no metadata.
-        assert not out.exists() and not store.meta_path(out).exists()
+        assert not out.exists() and not Dataset(out).meta.exists()
     finally:
         _release(holder)
     assert not lock.lock_path(out).exists()  # the holder removed it on its way out

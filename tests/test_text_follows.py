@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from jacbench.publish import book
-from jacbench.report import claims, data, dataset, picks
+from jacbench.report import claims, dataset, picks
 
 pytestmark = pytest.mark.slow  # executes a chapter three times (about a minute)
 
@@ -76,7 +76,8 @@ def reference(tmp_path_factory):
 
 
 def _expected(results: Path):
-    return picks.compute(data.load(results), dataset.other_sessions(results))
+    ds = dataset.Dataset(results)
+    return picks.compute(dataset.rows(ds), dataset.margins(ds))
 
 
 def test_the_reference_holds_every_claim(reference):

@@ -13,7 +13,7 @@ REFERENCE = Path(__file__).resolve().parents[2] / dataset.RESULTS
 @pytest.fixture(scope="session")
 def others():
     """The other sessions' rows beside the reference dataset."""
-    return dataset.other_sessions(REFERENCE)
+    return dataset.others(dataset.Dataset(REFERENCE))
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from jacbench.problems.gbm import GBMParams
-from jacbench.report import dataset, picks
+from jacbench.report import dataset, margins, picks
 from jacbench.report.chapters import gbm
 from jacbench.report.chapters.gbm import tables
 from jacbench.report.chapters.gbm.costs import FORWARD, PATHWISE
@@ -17,7 +17,7 @@ REFERENCE = Path(__file__).resolve().parents[2] / dataset.RESULTS
 
 
 def _facts(df, others):
-    return gbm.facts(df, picks.compute(df, others, form="array"))
+    return gbm.facts(df, picks.compute(df, margins.measure(df, others), form="array"))
 
 
 def _first_ahead(cold_c, warm_c, cold_e, warm_e, limit=10**6):
@@ -63,7 +63,7 @@ def test_the_defaults(reference, others):
 
 
 def test_the_picks_costs_are_read_from_the_picks(reference, others):
-    book = picks.compute(reference, others, form="array")
+    book = picks.compute(reference, margins.measure(reference, others), form="array")
     f = gbm.facts(reference, book)
     tall = [p for p in book.all if p.shape == picks.TALL]
     expected = [p.entries[n].ratio for p in tall for n in p.repeated]

@@ -18,7 +18,13 @@ RESULTS = ROOT / dataset.RESULTS
 
 @pytest.fixture(scope="module")
 def loaded():
-    return data.load(RESULTS), dataset.other_sessions(RESULTS)
+    """The rows, and the other sessions' by which ("second", "third")."""
+    return data.load(RESULTS), dataset.sessions(dataset.Dataset(RESULTS))
+
+
+def _facts(df, others):
+    """The facts as the notebook computes them: margins measured against the other sessions."""
+    return method.facts(df, margins.measure(df, list(others.values())), others)
 
 
 @pytest.fixture
@@ -29,7 +35,7 @@ def reference(loaded):
 
 @pytest.fixture(scope="module")
 def f(loaded):
-    return method.facts(*loaded)
+    return _facts(*loaded)
 
 
 def _row(df, **conditions):
@@ -53,7 +59,7 @@ def test_a_case_with_few_warm_calls_but_quick_ones_breaks_the_rule(reference):
     df, others = reference
     i = _row(df, framework="jax", strategy="jvp", paths=1000, target="strategy")
     df.loc[i, "warm_n"] = 1
-    assert not method.facts(df, others).settings.few_calls_long
+    assert not _facts(df, others).settings.few_calls_long
 
 
 def test_the_widest_spread_between_workers_is_worked_out_again(f, loaded):
@@ -70,10 +76,12 @@ def test_the_widest_spread_between_workers_is_worked_out_again(f, loaded):
 def test_the_sessions_are_the_dataset_and_the_two_it_was_measured_again_in(f, loaded):
     df, others = loaded
     files = [s.file for s in f.sessions]
-    assert files == [dataset.RESULTS.as_posix(), *(p.as_posix() for p in dataset.OTHERS.values())]
-    assert [s.rows for s in f.sessions] == [len(df), *(len(o) for o in others)]
+    assert files == ["book/reference/standard.csv", "book/reference/efficient.csv",
+                     "book/reference/ratios.csv"]  # fmt: skip
+    assert [s.which for s in f.sessions] == ["reference", "second", "third"]
+    assert [s.rows for s in f.sessions] == [len(df), *(len(o) for o in others.values())]
     keys = [*margins.SAME_CASE, "paths"]
-    for s, other in zip(f.sessions[1:], others, strict=True):
+    for s, other in zip(f.sessions[1:], others.values(), strict=True):
         both = queries.gbm(df, status="ok")[keys].merge(queries.gbm(other, status="ok")[keys])
         assert s.matched == len(both) > 0
     assert f.sessions[1].sizes == (1_000_000,) and f.sessions[2].sizes == (100_000, 1_000_000)
@@ -82,7 +90,7 @@ def test_the_sessions_are_the_dataset_and_the_two_it_was_measured_again_in(f, lo
 
 
 def test_the_margins_are_the_books_rule_and_order_as_the_page_says(f, loaded):
-    assert f.margins == margins.measure(*loaded)
+    assert f.margins == dataset.margins(dataset.Dataset(RESULTS))  # every page's margins
     for fw in FRAMEWORKS:  # ratios side by side move least (both sides share the machine)
         assert min(f.margins.cold[fw], f.margins.warm[fw]) >= f.margins.ratio[fw] > 1
     # PyTorch's compiled first calls, measured with an inductor cache each in every session,
@@ -102,7 +110,7 @@ def test_one_malloc_setting_per_framework_and_size_until_a_row_differs(f, refere
         df, framework="torch", strategy="compiled-pathwise", paths=1_000_000, allocator="glibc"
     )
     df.loc[i, "malloc_env"] = pd.NA
-    assert not method.facts(df, others).one_setting
+    assert not _facts(df, others).one_setting
 
 
 def test_the_allocators_of_pytorchs_loop(f, loaded):
@@ -133,7 +141,7 @@ def test_jemalloc_is_slower_once_its_time_is_tripled(reference):
     glibc = _row(df, framework="torch", strategy="functional-loop", paths=3000, allocator="glibc")
     jem = _row(df, framework="torch", strategy="functional-loop", paths=3000, allocator="jemalloc")
     df.loc[jem, ["warm_median_s", "warm_min_s"]] = 3 * df.loc[glibc, "warm_median_s"]
-    assert not method.facts(df, others).allocators.jemalloc_no_slower
+    assert not _facts(df, others).allocators.jemalloc_no_slower
 
 
 def test_the_experiment_reads_what_glibc_kept(f, reference):
@@ -148,7 +156,7 @@ def test_the_experiment_reads_what_glibc_kept(f, reference):
     df.loc[i, "peak_over_inputs"] = df.loc[i, "peak_over_inputs"] * 3
     j = _row(df, framework="torch", strategy="functional-loop", paths=3000, allocator="glibc")
     df.loc[j, "warm_heap_free_kept"] = 0.0
-    edited = method.facts(df, others).experiment
+    edited = _facts(df, others).experiment
     assert not edited.unchanged("glibc-arena1") and not edited.kept_most
 
 
@@ -174,7 +182,7 @@ def test_a_ratio_that_moved_with_the_mappings_breaks_the_claim(reference):
     df, others = reference
     i = _row(df, framework="torch", strategy="jvp", paths=1_000_000, allocator="glibc-heap")
     df.loc[i, "ratio_median"] = df.loc[i, "ratio_median"] * 2
-    assert not method.facts(df, others).faults.ratios_held
+    assert not _facts(df, others).faults.ratios_held
 
 
 def test_ynnpack_rows_show_page_faults(f, loaded, reference):
@@ -204,11 +212,11 @@ def test_ynnpack_rows_show_page_faults(f, loaded, reference):
         dtype="float32",
     )
     df.loc[i, ["warm_median_s", "warm_min_s"]] = 100.0
-    assert not method.facts(df, others).ynn.off_faster
+    assert not _facts(df, others).ynn.off_faster
 
 
 def test_the_small_fixture_measures_little_and_says_so(small):
-    f = method.facts(small, [])
+    f = method.facts(small)
     assert len(f.sessions) == 1 and f.sessions[0].which == "this"
     assert not f.margins.measured and set(f.margins.ratio.values()) == {margins.UNMEASURED}
     assert f.spread is None and f.experiment is None and f.ynn is None

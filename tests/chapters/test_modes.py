@@ -21,7 +21,7 @@ REFERENCE = ROOT / dataset.RESULTS
 @pytest.fixture(scope="module")
 def reference():
     df = data.load(REFERENCE)
-    return df, dataset.other_sessions(REFERENCE)
+    return df, dataset.others(dataset.Dataset(REFERENCE))
 
 
 # --- the teaching example ---------------------------------------------------------------------
@@ -66,8 +66,8 @@ def test_relative_error_is_the_largest_over_the_elements():
 
 def test_on_the_reference_forward_mode_wins_everywhere_by_the_rule(reference):
     df, others = reference
-    f = modes.facts(df, others)
     m = margins.measure(df, others)
+    f = modes.facts(df, m)
     assert f.n == 1000 and f.half_n == 500
     assert f.forward_wins_everywhere and f.more_memory_everywhere
     for fw, (fwd, rev) in PAIRS.items():
@@ -90,7 +90,8 @@ def test_on_the_reference_forward_mode_wins_everywhere_by_the_rule(reference):
 
 
 def test_the_cost_table_shows_the_calls_and_the_rule_s_factor(reference):
-    f = modes.facts(*reference)
+    df, others = reference
+    f = modes.facts(df, margins.measure(df, others))
     shown = tables.costs(f)
     assert list(shown["framework"]) == ["PyTorch", "TensorFlow", "JAX"]
     assert list(shown["forward mode"]) == [
@@ -105,10 +106,10 @@ def test_the_cost_table_shows_the_calls_and_the_rule_s_factor(reference):
 
 
 def test_the_fixture_without_other_sessions_ranks_against_the_unmeasured_margin(small):
-    f = modes.facts(small, [])
+    f = modes.facts(small)
     assert all(p.comparison.margin == margins.UNMEASURED for p in f.compared)
     assert f.forward_wins_everywhere
-    assert f.example.paths == modes.facts(small, [], teach_paths=3).example.paths + 1
+    assert f.example.paths == modes.facts(small, teach_paths=3).example.paths + 1
 
 
 def test_a_reverse_mode_as_fast_as_forward_mode_is_a_tie(small):
@@ -122,7 +123,7 @@ def test_a_reverse_mode_as_fast_as_forward_mode_is_a_tie(small):
         ratio_hi=ratio * 1.1,
         warm_median_s=small.loc[i, "warm_median_s"] * 1.05,
     )
-    f = modes.facts(small, [])
+    f = modes.facts(small)
     torch = f.pairs["torch"]
     assert torch.comparison.tied and not torch.forward_wins
     assert not f.forward_wins_everywhere
@@ -141,7 +142,7 @@ def test_a_reverse_mode_faster_than_forward_mode_is_said(small):
         ratio_hi=0.02,
         warm_median_s=small.loc[i, "warm_median_s"] / 2,
     )
-    f = modes.facts(small, [])
+    f = modes.facts(small)
     torch = f.pairs["torch"]
     assert torch.comparison.ranked and not torch.forward_wins and torch.factor is None
     assert f.above_half("torch") is None
@@ -158,14 +159,14 @@ def test_two_calls_both_under_a_millisecond_are_never_ranked(small):
         ratio_hi=11,
         warm_median_s=small.loc[i, "warm_median_s"] * 1.01,
     )
-    jax = modes.facts(small, []).pairs["jax"]
+    jax = modes.facts(small).pairs["jax"]
     assert jax.comparison.overhead and jax.comparison.tied and not jax.forward_wins
 
 
 def test_a_pair_that_did_not_run_is_not_measured(small):
     edit(small, at(small, "tensorflow", "tape-jacobian-pfor", paths=1000), status="memory-cap")
     edit(small, at(small, "tensorflow", TF_GRAPH_FORWARD, paths=1000), status="timeout")
-    f = modes.facts(small, [])
+    f = modes.facts(small)
     tf = f.pairs["tensorflow"]
     assert tf.comparison is None and tf.reverse.warm_s is None and not tf.more_memory
     assert not f.forward_wins_everywhere and not f.more_memory_everywhere
@@ -176,6 +177,6 @@ def test_a_pair_that_did_not_run_is_not_measured(small):
 
 
 def test_a_size_with_no_rows_leaves_every_pair_unmeasured(small):
-    f = modes.facts(small, [], n=3000)
+    f = modes.facts(small, n=3000)
     assert f.compared == [] and f.factors is None
     assert all(p.forward.status == "not measured" for p in f.pairs.values())

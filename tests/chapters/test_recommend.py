@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from jacbench.constants import GIB
-from jacbench.report import data, dataset, picks
+from jacbench.report import data, dataset, margins, picks
 from jacbench.report.chapters import front, recommend
 from jacbench.report.chapters.recommend import bends, tables
 from jacbench.report.picks import BLOCKED, HESSIAN, IN_MEMORY, LARGEST, QUESTION, TALL, WIDE
@@ -24,7 +24,7 @@ TORCH_LOOPS = ("steps-compiled-carry", "steps-compiled-pathwise", "steps-segment
 
 
 def facts(df, others, budgets=(1.0, 4.0)):
-    return recommend.facts(df, picks.compute(df, others), budgets)
+    return recommend.facts(df, picks.compute(df, margins.measure(df, others)), budgets)
 
 
 @pytest.fixture(scope="module")
@@ -209,7 +209,7 @@ def test_the_tables_have_one_row_per_pick(ref):
 
 
 def test_the_fixture_reads_missing_cases_as_unknown(small):
-    f = recommend.facts(small, picks.compute(small, []))
+    f = recommend.facts(small, picks.compute(small))
     assert f.pick(TALL, QUESTION, "tensorflow") is None
     assert not f.compiled_wins_later(TALL, QUESTION, "tensorflow")
     assert f.dense.inputs == 100_000 and not f.dense.three_fit  # skipped there, 112 GiB
@@ -231,7 +231,7 @@ def test_the_chapter_shows_each_snippet_whole():
 def test_the_front_pages_break_even_is_the_snippets_own(reference, others):
     """The call from which the front page's PyTorch loop has taken less in all than the eager
     pathwise gradient: n calls of it cost less than n of the other from that call on."""
-    f = front.facts(picks.compute(reference, others))
+    f = front.facts(picks.compute(reference, margins.measure(reference, others)))
     a = f.answer(TALL, "torch")
     n = a.snippet_overtakes
     first, loop = a.pick.entry(a.pick.one_call[0]), a.pick.entry(a.snippet.compiled)

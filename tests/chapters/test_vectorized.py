@@ -33,7 +33,7 @@ TERMINALS = [
 
 @pytest.fixture(scope="module")
 def reference_rows():
-    return data.load(REFERENCE), dataset.other_sessions(REFERENCE)
+    return data.load(REFERENCE), dataset.others(dataset.Dataset(REFERENCE))
 
 
 @pytest.fixture
@@ -44,7 +44,8 @@ def reference(reference_rows):
 
 @pytest.fixture(scope="module")
 def ref_facts(reference_rows):
-    return vectorized.facts(*reference_rows)
+    df, others = reference_rows
+    return vectorized.facts(df, margins.measure(df, others))
 
 
 # --- the registry's roles ---------------------------------------------------------------------
@@ -199,7 +200,7 @@ def test_a_vectorized_form_as_fast_as_its_loop_is_a_tie(reference):
     b = at(df, "tensorflow", "tape-jacobian-pfor", paths=1000)
     w = df.loc[a, "warm_median_s"] * 1.05  # its simulation is too short for ratios to rank
     edit(df, b, warm_median_s=w, warm_min_s=w * 0.9)
-    f = vectorized.facts(df, others)
+    f = vectorized.facts(df, margins.measure(df, others))
     (p,) = [p for p in f.loop_pairs if p.framework == "tensorflow" and p.paths == 1000]
     assert p.winner() is None and not f.always("tensorflow", "vectorized")
     assert f.verdicts()[None] == 2
@@ -209,7 +210,7 @@ def test_a_loop_that_gets_slow_loses(reference):
     df, others = reference
     i = at(df, "jax", "vjp-loop", paths=3000)
     edit(df, i, ratio_median=1e5, ratio_lo=9e4, ratio_hi=1.1e5, warm_median_s=50.0, warm_min_s=49.0)
-    f = vectorized.facts(df, others)
+    f = vectorized.facts(df, margins.measure(df, others))
     (p,) = [p for p in f.loop_pairs if p.framework == "jax" and p.paths == 3000]
     assert p.winner() == "vectorized" and not f.always("jax", "loop", from_n=1000)
 
@@ -217,13 +218,13 @@ def test_a_loop_that_gets_slow_loses(reference):
 def test_a_terminal_form_holding_more_breaks_the_growing_gap(reference):
     df, others = reference
     edit(df, at(df, "jax", "jacrev-terminal", paths=3000), peak_over_inputs=1e11)
-    f = vectorized.facts(df, others)
+    f = vectorized.facts(df, margins.measure(df, others))
     assert not f.terminal_gap_grows and not f.terminal_smaller(3000)
     assert f.terminal_smaller(1000)
 
 
 def test_the_fixture_leaves_what_it_lacks_unmeasured(small):
-    f = vectorized.facts(small, [])
+    f = vectorized.facts(small)
     assert f.slope is None and f.slope_sizes is None and not f.grows_quadratically
     assert f.pfor_loop_largest is None and f.terminals == ()
     assert not f.terminal_gap_grows and f.both_ran_largest is None

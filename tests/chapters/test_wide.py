@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from jacbench.report import dataset, picks
+from jacbench.report import dataset, margins, picks
 from jacbench.report.chapters import wide
 from jacbench.report.chapters.wide import tables
 from jacbench.report.chapters.wide.facts import LOOP, TF_FUNCTION, vectorized
@@ -15,17 +15,16 @@ from tests.chapters.rows import at, edit
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / dataset.RESULTS
-CROSSOVER = ROOT / "book/reference/standard.crossover.csv"
 N = 100_000
 
 
 @pytest.fixture(scope="module")
 def shapes():
-    return wide.rows(CROSSOVER)
+    return wide.rows(dataset.Dataset(REFERENCE))
 
 
 def _facts(df, others, shapes=None):
-    return wide.facts(df, picks.compute(df, others), shapes or [])
+    return wide.facts(df, picks.compute(df, margins.measure(df, others)), shapes or [])
 
 
 def _warm(df, framework, strategy, seconds, inputs=N, **where):
@@ -197,7 +196,7 @@ def test_edited_crossover_and_greeks(reference, others, shapes):
 
 
 def test_the_fixture_reads_missing_facts_as_unknown(small):
-    f = wide.facts(small, picks.compute(small, []), [])
+    f = wide.facts(small, picks.compute(small), [])
     assert f.at("torch", LOOP) is None and f.pick("torch") is None
     assert f.create_graph is None and f.by_hand is None and f.tf_function is None
     assert not f.loop_beats(vectorized()) and not f.loop_ties_functional and not f.tf_retraces
@@ -228,7 +227,7 @@ def test_tables(reference, others, shapes, small):
     assert tables.greeks(reference).shape == (8, 3 + 3 + 1)
     verdicts = tables.crossover(f.crossover)
     assert len(verdicts) == 7 and (verdicts == "tie").to_numpy().sum() == 3
-    empty = wide.facts(small, picks.compute(small, []), [])
+    empty = wide.facts(small, picks.compute(small), [])
     assert (
         isinstance(tables.strategies(empty), pd.DataFrame)
         and tables.crossover(empty.crossover).empty
@@ -237,11 +236,11 @@ def test_tables(reference, others, shapes, small):
 
 def test_the_crossover_says_its_threads_and_workers(reference, others, shapes, tmp_path):
     c = _facts(reference, others, shapes).crossover
-    assert c.threads == 1 and wide.concurrency(CROSSOVER) == (2, 2)
+    assert c.threads == 1 and wide.concurrency(dataset.Dataset(REFERENCE)) == (2, 2)
     mixed = [dict(r) for r in shapes]
     mixed[0]["threads"] = 2
     assert _facts(reference, others, mixed).crossover.threads is None
-    assert wide.concurrency(tmp_path / "none.crossover.csv") == (None, None)
+    assert wide.concurrency(dataset.Dataset(tmp_path / "none.csv")) == (None, None)
 
 
 def test_each_wide_pick_stands_beside_the_floor_of_a_call(reference, others):
@@ -250,7 +249,7 @@ def test_each_wide_pick_stands_beside_the_floor_of_a_call(reference, others):
     from jacbench.report import queries
     from jacbench.report.chapters.wide.floors import floors
 
-    book = picks.compute(reference, others)
+    book = picks.compute(reference, margins.measure(reference, others))
     found = floors(reference, book, picks.QUESTION_INPUTS)
     assert {f.framework for f in found} == {"torch", "tensorflow", "jax"}
     limit = queries.where(reference, problem="moments", target="limit", status="ok",

@@ -1,16 +1,16 @@
-"""The advice the reference book shows, measured by ``make reference`` into book/reference/advice:
-a basket of 1 to 16 correlated GBM assets (2 to 32 inputs, problems.basket, PyTorch) at the same
-sizes, so that a reader sees where per-path reverse mode overtakes forward mode as inputs grow,
-and a Heston loop with full truncation (problems.heston, JAX, its steps a lax.scan) at the sizes
-advise chooses itself, checked at its target."""
+"""The advice the reference book shows, measured by ``make reference`` into FOLDER, beside the
+reference dataset: a basket of 1 to 16 correlated GBM assets (2 to 32 inputs, problems.basket,
+PyTorch) at the same sizes, so that a reader sees where per-path reverse mode overtakes forward
+mode as inputs grow, and a Heston loop with full truncation (problems.heston, JAX, its steps a
+lax.scan) at the sizes advise chooses itself, checked at its target."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from jacbench.advise.run import Request
+from jacbench.measure.dataset import ADVICE as FOLDER
 
-FOLDER = Path("book/reference/advice")
 # As the reference dataset's profile runs its cases: two threads. A worker that would run past
 # TIMEOUT_S is a timeout row (the loops over 10^4 outputs take many minutes and would show
 # nothing more), the 16-asset basket's compilation by torch.compile well within it.

@@ -57,8 +57,6 @@ def _add_reference(sub) -> None:
 
 
 def cmd_reference(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from jacbench.measure import store, sweeps
     from jacbench.publish import reference
 
@@ -68,13 +66,14 @@ def cmd_reference(args: argparse.Namespace) -> int:
         from jacbench.measure import cluster
 
         cluster.kind(args.cluster)  # a bad --cluster is refused before anything is said
-    results = dataset.results_path(Path(".")).resolve()
+    ds = dataset.reference()
+    results = ds.results.resolve()
     from jacbench.advise import reference as advice
 
     if args.check:
         problems = reference.coverage_problems(results)
-        folder = results.parent / advice.FOLDER.name
-        problems += [f"{advice.FOLDER / name}: no advice.json" for name in advice.missing(folder)]
+        missing = advice.missing(ds.advice)
+        problems += [f"{advice.FOLDER / name}: no advice.json" for name in missing]
         print("\n".join(problems) or f"{dataset.RESULTS}: every case of the profile is there")
         older = reference.older_method(results)
         if older:
@@ -87,7 +86,7 @@ def cmd_reference(args: argparse.Namespace) -> int:
 
         sweeps.measure_profile(dataset.PROFILE, results, cluster=args.cluster)
         with pinned_to_cluster(args.cluster):
-            advice.measure(results.parent / advice.FOLDER.name, fresh=args.fresh)
+            advice.measure(ds.advice, fresh=args.fresh)
     figure = reference.draw_figure(results, results.parent / dataset.FIGURE.name)
     print(f"{dataset.RESULTS}: {len(store.read_rows(results))} rows; figure {figure}")
     return 0

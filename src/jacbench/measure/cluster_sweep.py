@@ -21,6 +21,7 @@ from typing import Any
 
 from jacbench.measure import cluster, environment, harness, lock, runner, store
 from jacbench.measure.case import Case
+from jacbench.measure.dataset import Dataset
 
 
 def _machines(client, on_gpu: bool = False) -> dict[str, dict[str, Any]]:
@@ -41,7 +42,7 @@ def _sidecar(out: Path, cases: list[Case], jobs: int, spec: str, found: dict) ->
     """The metadata: the first machine's, as a local sweep writes its own, with every machine
     the file has rows of under "machines" (those of earlier sweeps kept). Each machine's facts
     (its commit, bandwidth, GPU) are those its worker read: none is read here."""
-    before = store.read_meta(out) if out.exists() else {}
+    before = Dataset(out).metadata if out.exists() else {}
     machines = dict(before.get("machines") or {})
     if before.get("environment_key"):  # a local sweep's own machine
         sweep_only = ("environment_key", "columns", "cases", "jobs", "date", "allocators",
@@ -187,7 +188,7 @@ def _locked(client, cases: list[Case], out: Path, spec: str, quiet: bool, fresh:
         store.repair(out)
     found = _machines(client, on_gpu=any(c.device != "cpu" for c in cases))
     meta = _sidecar(out, cases, jobs, spec, found)
-    store.write_json(store.meta_path(out), meta)
+    store.write_json(Dataset(out).meta, meta)
     hosts = {a: m["host"] for a, m in found.items()}
     slots = _slots(client)
     todo, done = _todo(cases, out, {m["key"] for m in found.values()})
@@ -223,7 +224,7 @@ def _locked(client, cases: list[Case], out: Path, spec: str, quiet: bool, fresh:
                         continue
                     row, host = got.get("row"), got.get("host", "?")
                     if "machine" in got and _add_machine(meta, got["machine"]):
-                        store.write_json(store.meta_path(out), meta)
+                        store.write_json(Dataset(out).meta, meta)
                 if row is not None:
                     store.put_row(out, row)
                 progress.finish(case, host, row, _running(client, hosts, slots))

@@ -46,12 +46,6 @@ def cases(
     ]  # fmt: skip
 
 
-def path_for(results: Path) -> Path:
-    """Where a sweep's crossover rows live: beside its results, results/PROFILE.crossover.csv."""
-    results = Path(results)
-    return results.with_name(results.stem + ".crossover.csv")
-
-
 def measure(
     frameworks: list[str],
     total: int,

@@ -29,6 +29,7 @@ from jacbench.constants import GIB, PATH_PROBLEMS, SKIP_ABOVE
 from jacbench.errors import UsageError
 from jacbench.measure import environment, harness, lock, store, worker
 from jacbench.measure.case import Case
+from jacbench.measure.dataset import Dataset
 
 # A target slower than this per call is timed against its simulation in its own worker only:
 # more workers would each repeat its cold call and its pairs for a ratio in the thousands.
@@ -266,7 +267,7 @@ def _sweep_locked(
     methods = store.methods(out)
     seen: set[str] = set()
     meta = environment.metadata_record(env, cases, jobs, store.COLUMNS)
-    store.write_json(store.meta_path(out), meta)
+    store.write_json(Dataset(out).meta, meta)
     progress = _Progress(len(cases), quiet)
     todo = []
     for case in cases:

@@ -350,16 +350,6 @@ def append_row(path: Path, row: dict[str, Any]) -> None:
         os.close(fd)
 
 
-def meta_path(path: Path) -> Path:
-    """The metadata sidecar of a results file: NAME.meta.json beside NAME.csv."""
-    return Path(path).with_suffix(".meta.json")
-
-
-def read_meta(path: Path) -> dict:
-    p = meta_path(path)
-    return json.loads(p.read_text()) if p.exists() else {}
-
-
 def _write_atomically(path: Path, text: str) -> None:
     """Write a temporary file and rename it over the target: a kill leaves one or the other."""
     tmp = path.with_name(path.name + ".tmp")

@@ -12,6 +12,7 @@ from pathlib import Path
 from jacbench.errors import UsageError
 from jacbench.measure import crossover, profiles, runner, store
 from jacbench.measure.case import Case
+from jacbench.measure.dataset import Dataset
 
 
 def _say(text: str) -> None:
@@ -36,7 +37,7 @@ def measure_profile(profile: str, results: Path, cluster: str | None = None) -> 
     _say(f"sweeping the {profile} profile into {results}{where} (cases already measured are kept)")
     spec = profiles.load_profile(profile)
     run(profiles.expand(spec), results, cluster, jobs=spec.jobs)
-    out = crossover.path_for(results)
+    out = Dataset(results).crossover
     _say(f"the tall-to-wide crossover into {out}{where} (cases kept)")
     run(crossover.profile_cases(spec), out, cluster, jobs=spec.crossover.jobs)
     return results
@@ -73,4 +74,4 @@ def sweep(
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     tally = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-    return f"{out}: {len(rows)} rows ({tally}); metadata in {store.meta_path(out)}"
+    return f"{out}: {len(rows)} rows ({tally}); metadata in {Dataset(out).meta}"

@@ -22,7 +22,8 @@ from pathlib import Path
 import nbformat
 
 from jacbench.errors import UsageError
-from jacbench.measure import crossover, profiles, store, sweeps
+from jacbench.measure import profiles, store, sweeps
+from jacbench.measure.dataset import Dataset
 from jacbench.publish.execution import BookError, declared, execute, execute_all
 from jacbench.publish.execution import say as _say
 from jacbench.publish.parameters import chapters, checkout_root, parse_parameters
@@ -42,13 +43,7 @@ SOURCES = (
     "src/jacbench/teaching",
     "src/jacbench/problems",  # the reader's models of "Your function", shown the same way
 )
-# The reference's advice ("Your function"), staged where the chapter's defaults name it: the
-# rest of book/reference is staged as data/ like any results file.
-ADVICE = Path("book/reference/advice")
-HESTON = "heston"  # the advice the chapter reads in full
-# Where the results are staged, relative to the staging tree (the notebooks' working folder):
-# the crossover rows and each file's metadata sidecar sit beside it under their usual names.
-STAGED_RESULTS = Path("data/results.csv")
+HESTON = "heston"  # the advice "Your function" reads in full
 
 
 def stage(root: Path, staging: Path) -> None:
@@ -66,8 +61,11 @@ def stage(root: Path, staging: Path) -> None:
         else:
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst)
-    if (root / ADVICE).is_dir():
-        shutil.copytree(root / ADVICE, staging / ADVICE)
+    # The reference's advice ("Your function"), staged where the chapter's defaults name it:
+    # the rest of book/reference is staged as data/ like any results file (stage_data).
+    reference = dataset.reference(root)
+    if reference.advice.is_dir():
+        shutil.copytree(reference.advice, staging / reference.staged.advice)
 
 
 def shown_path(results: Path, root: Path) -> str:
@@ -79,59 +77,51 @@ def shown_path(results: Path, root: Path) -> str:
         return Path(results).name
 
 
-def stage_data(results: Path, staging: Path, root: Path | None = None) -> Path:
-    """Copy the results, the crossover rows beside them and each one's metadata sidecar, where
-    they exist, into the staging tree under stable names (data/results.csv,
-    data/results.meta.json, data/results.crossover.csv, ...). The staged metadata says which
-    dataset it is ("dataset": its path as the book names it, and whether it is the committed
-    reference dataset). Returns the staged results' path relative to the staging tree."""
-    staged = STAGED_RESULTS
-    for src, dst in ((results, staged), (crossover.path_for(results), crossover.path_for(staged))):
-        for a, b in ((src, dst), (store.meta_path(src), store.meta_path(dst))):
-            if a.exists():
-                (staging / b).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(a, staging / b)
+def stage_data(ds: Dataset, staging: Path, root: Path | None = None) -> Dataset:
+    """Copy every file of the dataset that exists (measure.dataset: the results, the crossover
+    rows, the other sessions and each one's metadata sidecar) into the staging tree under the
+    staged names (data/results.csv, data/results.meta.json, data/results.crossover.csv,
+    data/results.second.csv, ...). The staged metadata says which dataset it is ("dataset": its
+    path as the book names it, and whether it is the committed reference dataset). Returns the
+    staged dataset, named relative to the staging tree."""
+    staged = ds.staged
+    names = staged.files()
+    for name, path in ds.files().items():
+        if path.exists():
+            (staging / names[name]).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, staging / names[name])
     if root is not None:
-        is_reference = Path(results).resolve() == dataset.results_path(root).resolve()
-        source = shown_path(results, root)
-        meta_file = staging / store.meta_path(staged)
+        is_reference = ds.results.resolve() == dataset.reference(root).results.resolve()
+        meta_file = staging / staged.meta
         meta = json.loads(meta_file.read_text()) if meta_file.exists() else {}
-        meta["dataset"] = {"source": source, "reference": is_reference}
+        meta["dataset"] = {"source": shown_path(ds.results, root), "reference": is_reference}
         meta_file.write_text(json.dumps(meta, indent=1))
-        for which, path in dataset.OTHERS.items():  # the margins read them beside the reference
-            other = Path(results).parent / path.name
-            if is_reference and other.exists():
-                target = staging / dataset.staged_name(staged, which)
-                shutil.copy2(other, target)
-                shutil.copy2(store.meta_path(other), store.meta_path(target))
     return staged
 
 
-def parameters_for(results: Path) -> dict:
+def parameters_for(ds: Dataset) -> dict:
     """What make book passes to every notebook (each takes those its parameters cell declares;
     the rest of its parameters keep the notebook's own defaults): paths as given, relative to
-    the staging tree for a book."""
+    the staging tree for a book. A notebook opens the rest of the dataset from its results."""
     return {
-        "results": Path(results).as_posix(),
-        "crossover": crossover.path_for(Path(results)).as_posix(),
+        "results": ds.results.as_posix(),
         # "Your function": the reference's advice, staged where the checkout holds it.
-        "series": ADVICE.as_posix(),
-        "advice": (ADVICE / HESTON).as_posix(),
+        "series": ds.advice.as_posix(),
+        "advice": (ds.advice / HESTON).as_posix(),
     }
 
 
-def shown_for(parameters: dict, results: Path, root: Path | None = None) -> dict:
-    """The parameters as the book shows them: a staged file by the path of the file it copies
-    within the checkout (book/reference/standard.csv, results/quick.crossover.csv), or by its
-    name, never by a path of the machine that built the book."""
+def shown_for(parameters: dict, ds: Dataset, root: Path | None = None) -> dict:
+    """The parameters as the book shows them: a file of the staged dataset by the path of the
+    file it copies within the checkout (book/reference/standard.csv,
+    results/quick.crossover.csv), or by its name, never by a path of the machine that built
+    the book."""
 
     def shown(path: Path) -> str:
         return shown_path(path, root) if root is not None else path.name
 
-    names = {
-        STAGED_RESULTS.as_posix(): shown(results),
-        crossover.path_for(STAGED_RESULTS).as_posix(): shown(crossover.path_for(results)),
-    }
+    copied = ds.files()
+    names = {p.as_posix(): shown(copied[name]) for name, p in ds.staged.files().items()}
     return {k: names.get(v, v) if isinstance(v, str) else v for k, v in parameters.items()}
 
 
@@ -221,11 +211,6 @@ def run_notebook(name: str, pairs: list[list[str]] | None, out: Path | None = No
         results = Path(str(params["results"])).resolve()
         store.check(results)  # one line, not a failing cell
         params["results"] = str(results)
-        if "crossover" in names and "crossover" not in params:
-            # The crossover rows lie beside the results they were measured with.
-            params["crossover"] = str(crossover.path_for(results))
-    if "crossover" in params:
-        params["crossover"] = str(Path(str(params["crossover"])).resolve())
     _say(f"executing {source_name(name)} into {out}")
     return execute(nb, params, root, source.relative_to(root))
 
@@ -244,7 +229,7 @@ def build(
     results/PROFILE.csv (or results) first, unless measure is False."""
     root = root.resolve()
     if profile is None and results is None:
-        results = dataset.results_path(root)
+        results = dataset.reference(root).results
         measure = False
         if not results.exists():
             raise UsageError(f"the reference dataset {results} is missing; run make reference")
@@ -254,6 +239,7 @@ def build(
         valid = ", ".join(profiles.profile_names())
         raise UsageError(f"unknown profile {profile!r}; choose one of: {valid}")
     results = (results or root / "results" / f"{profile}.csv").resolve()
+    ds = Dataset(results)  # the one value the build threads into every page
     build_dir = (out or root / "_build").resolve()
     staging = build_dir / "src"
     timings = {}
@@ -263,20 +249,20 @@ def build(
     elif not results.exists():
         raise UsageError(f"no results at {results}; run without --no-measure first")
     store.check(results)  # UsageError if it is not a results file of this version
-    if crossover.path_for(results).exists():
-        store.check(crossover.path_for(results))
+    if ds.crossover.exists():
+        store.check(ds.crossover)
     timings["sweep_s"] = time.monotonic() - t0
 
     t0 = time.monotonic()
     stage(root, staging)
-    staged = stage_data(results, staging, root)
+    staged = stage_data(ds, staging, root)
     converted = {
         name: convert(source_of(root, name), staged_notebook(staging, name))
         for name in (FRONT, *chapters(root))
     }
     (staging / FRONT_SOURCE).unlink()  # its executed notebook stands in its place
     planned = {name: declared(nb, parameters_for(staged)) for name, nb in converted.items()}
-    shown = {name: shown_for(params, results, root) for name, params in planned.items()}
+    shown = {name: shown_for(params, ds, root) for name, params in planned.items()}
     execute_all({name: converted[name] for name in planned}, planned, shown, staging)
     timings["notebooks_s"] = time.monotonic() - t0
 

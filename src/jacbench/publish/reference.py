@@ -15,8 +15,8 @@ from pathlib import Path
 from jacbench.errors import UsageError
 from jacbench.measure import crossover, profiles, store
 from jacbench.measure.case import Case
+from jacbench.measure.dataset import PROFILE, Dataset
 from jacbench.measure.targets import parse
-from jacbench.report.dataset import PROFILE
 
 
 def expected_cases(meta: dict, profile: str = PROFILE) -> list[Case]:
@@ -32,16 +32,21 @@ def _compare(results: Path, profile: str) -> tuple[list[str], list[str]]:
     and of the dataset's rows that are no case of the profile (measured with other settings, or
     of a case the profile dropped: the book would show them beside the profile's own), keyed
     with the dataset's own environment. One expansion of the profile, one read of the files."""
-    results = Path(results)
-    meta = store.read_meta(results) if store.meta_path(results).exists() else {}
+    ds = Dataset(results)
+    meta = ds.metadata
     env = meta.get("environment_key", "")
     expected = {c.key(env): c for c in expected_cases(meta, profile)}
-    rows = [r for path in (results, crossover.path_for(results)) if path.exists()
-            for r in store.read_rows(path)]  # fmt: skip
+    rows = _rows(ds)
     have = {r["key"] for r in rows}
     missing = [c.label() for key, c in expected.items() if key not in have]
     extra = [_label(r) for r in rows if r["key"] not in expected]
     return missing, extra
+
+
+def _rows(ds: Dataset) -> list[dict]:
+    """The rows of the results and of the crossover beside them, where each exists."""
+    return [r for path in (ds.results, ds.crossover) if path.exists()
+            for r in store.read_rows(path)]  # fmt: skip
 
 
 def _label(r: dict) -> str:
@@ -55,14 +60,11 @@ def unknown_strategies(results: Path) -> list[str]:
     """framework/name of every target in the dataset (crossover included) that the registry
     no longer knows."""
     unknown = set()
-    for path in (Path(results), crossover.path_for(Path(results))):
-        if not path.exists():
-            continue
-        for r in store.read_rows(path):
-            try:
-                parse(r["framework"], r["strategy"])  # looks the record up: UsageError if gone
-            except UsageError:
-                unknown.add(f"{r['framework']}/{r['strategy']}")
+    for r in _rows(Dataset(results)):
+        try:
+            parse(r["framework"], r["strategy"])  # looks the record up: UsageError if gone
+        except UsageError:
+            unknown.add(f"{r['framework']}/{r['strategy']}")
     return sorted(unknown)
 
 
@@ -100,8 +102,7 @@ def older_method(results: Path) -> str:
     sweep uses now for their case (store.current), which `make reference` measures again; empty
     when there is none. Not a coverage problem: the dataset is whole while they are measured
     again, row by row."""
-    rows = [r for path in (Path(results), crossover.path_for(Path(results))) if path.exists()
-            for r in store.read_rows(path)]  # fmt: skip
+    rows = _rows(Dataset(results))
     older = sum(not store.row_current(r) for r in rows)
     if not older:
         return ""
@@ -115,12 +116,11 @@ def older_method(results: Path) -> str:
 def discard(results: Path) -> list[Path]:
     """Remove the dataset's results, its crossover and their metadata, so that every case is
     measured again (the old files stay in git's history); returns what was removed."""
-    gone = []
-    for path in (results, crossover.path_for(results)):
-        for p in (path, store.meta_path(path)):
-            if p.exists():
-                p.unlink()
-                gone.append(p)
+    files = Dataset(results).files()
+    gone = [files[name] for name in ("results", "meta", "crossover", "crossover meta")
+            if files[name].exists()]  # fmt: skip
+    for p in gone:
+        p.unlink()
     return gone
 
 

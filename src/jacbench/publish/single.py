@@ -31,11 +31,11 @@ def build_page(
     """Execute one page's notebook (with parameters beside the book's, where given) and build
     it alone; returns its HTML file."""
     root = root.resolve()
-    results = (results or dataset.results_path(root)).resolve()
+    ds = dataset.Dataset((results or dataset.reference(root).results).resolve())
     out = (out or root / "_build" / "single" / name).resolve()
     staging = out / "src"
     book.stage(root, staging)
-    staged = book.stage_data(results, staging, root)
+    staged = book.stage_data(ds, staging, root)
     nb = book.convert(book.source_of(root, name), book.staged_notebook(staging, name))
     if name == book.FRONT:
         (staging / book.FRONT_SOURCE).unlink()
@@ -43,7 +43,7 @@ def build_page(
 
     params = declared(nb, {**book.parameters_for(staged), **(parameters or {})})
     execute(nb, params, staging, book.source_name(name))
-    present(nb, book.shown_for(params, results, root), box=name != book.FRONT)
+    present(nb, book.shown_for(params, ds, root), box=name != book.FRONT)
     docname = book.staged_notebook(staging, name).relative_to(staging).with_suffix("").as_posix()
     toc = {"format": "jb-book", "root": docname}
     (staging / "_toc.yml").write_text(yaml.safe_dump(toc))

@@ -23,6 +23,7 @@ import pandas as pd
 
 from jacbench.constants import STATUSES
 from jacbench.measure import store, targets
+from jacbench.measure.dataset import Dataset
 from jacbench.strategies import catalog, registry
 
 STATUS = pd.CategoricalDtype(list(STATUSES))
@@ -76,7 +77,7 @@ def load(path: str | Path) -> pd.DataFrame:
                            dtype="string")  # fmt: skip
     df = _fastest_simulation(df)
     df.attrs["path"] = str(path)
-    df.attrs["meta"] = Meta(store.read_meta(path))
+    df.attrs["meta"] = Meta(Dataset(path).metadata)
     return df
 
 

@@ -1,56 +1,64 @@
-"""Which dataset a book is built from: the reference dataset's place in the checkout, whether
-rows are it, and the other measuring sessions kept beside it."""
+"""A dataset (measure.dataset.Dataset) as the report reads it: its rows as a frame, the other
+sessions' rows, the margins measured from them and the crossover's rows, each opened on first
+use and kept in the value, so that a page measures its margins once; and whether rows are the
+reference dataset."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import pandas as pd
 
-FOLDER = Path("book/reference")
-PROFILE = "standard"
-RESULTS = FOLDER / f"{PROFILE}.csv"
-FIGURE = FOLDER / "gbm-time.png"
+from jacbench.measure import crossover as tall_to_wide
+from jacbench.measure.dataset import FIGURE, FOLDER, PROFILE, RESULTS, Dataset, reference
+from jacbench.report import data
+from jacbench.report import margins as noise
+
+# What report.dataset gives a page: measure.dataset's names, and the members opened.
+__all__ = [
+    "FIGURE",
+    "FOLDER",
+    "PROFILE",
+    "RESULTS",
+    "Dataset",
+    "reference",
+    "crossover",
+    "is_reference",
+    "margins",
+    "others",
+    "rows",
+    "sessions",
+]
 
 
-def results_path(root: Path = Path(".")) -> Path:
-    """The reference dataset's results file under a checkout's root."""
-    return Path(root) / RESULTS
+def rows(ds: Dataset) -> pd.DataFrame:
+    """The results (report.data.load): one frame per value, which no page changes."""
+    return ds.once("rows", lambda: data.load(ds.results))
 
 
-def is_reference(df) -> bool:
+def sessions(ds: Dataset) -> dict[str, pd.DataFrame]:
+    """The rows of every other session the results have, by which ("second", "third")."""
+    return ds.once("sessions", lambda: {w: data.load(p) for w, p in ds.sessions().items()})
+
+
+def others(ds: Dataset) -> list[pd.DataFrame]:
+    """The other sessions' rows, in order ([] for a reader's own results)."""
+    return list(sessions(ds).values())
+
+
+def margins(ds: Dataset) -> noise.Margins:
+    """The margins (report.margins.measure) of the results against their other sessions."""
+    return ds.once("margins", lambda: noise.measure(rows(ds), others(ds)))
+
+
+def crossover(ds: Dataset) -> list[dict]:
+    """The crossover's rows (measure.crossover.read), typed; [] where none was measured."""
+    path = ds.crossover
+    return ds.once("crossover", lambda: tall_to_wide.read(path) if path.exists() else [])
+
+
+def is_reference(df: pd.DataFrame) -> bool:
     """Whether rows (report.data.load) are the reference dataset: as a book's build staged it
     (its metadata says so) or the committed file itself."""
     staged = (df.attrs.get("meta") or {}).get("dataset")
     if isinstance(staged, dict) and "reference" in staged:
         return bool(staged["reference"])
-    path = Path(str(df.attrs.get("path", ""))).resolve()
-    return path.parts[-len(RESULTS.parts) :] == RESULTS.parts
-
-
-# The other sessions: some of the reference dataset's cases measured again, in other sessions,
-# beside it. The second, the efficient profile's cases (the standard profile's at N = 10^6); the
-# third, the ratios profile's (every case the standard profile times in three workers, at
-# N = 10^5 and 10^6), on a processor its sweep recorded. They measure the noise between sessions
-# (report.margins).
-OTHERS = {"second": FOLDER / "efficient.csv", "third": FOLDER / "ratios.csv"}
-
-
-def staged_name(results: Path, which: str = "second") -> Path:
-    """Where a book's staging tree puts another session's file: beside its staged results."""
-    return results.with_name(f"{results.stem}.{which}{results.suffix}")
-
-
-def session_path(results: str | Path, which: str = "second") -> Path | None:
-    """The file of another session ("second", "third") of these results: beside the reference
-    dataset (the committed file, or a book's staged copy); None for other results."""
-    results = Path(results)
-    is_reference = results.resolve().parts[-len(RESULTS.parts) :] == RESULTS.parts
-    path = results.parent / OTHERS[which].name if is_reference else staged_name(results, which)
-    return path if path.exists() else None
-
-
-def other_sessions(results: str | Path) -> list:
-    """The rows of every other session these results have, in order ([] for a reader's own)."""
-    from jacbench.report import data
-
-    paths = [session_path(results, which) for which in OTHERS]
-    return [data.load(p) for p in paths if p is not None]
+    return Dataset(str(df.attrs.get("path", ""))).committed

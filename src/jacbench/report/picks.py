@@ -251,14 +251,15 @@ class Picks:
 
 
 def compute(
-    df: pd.DataFrame, others: list[pd.DataFrame] | None = None, form: str | None = None
+    df: pd.DataFrame, margins: noise.Margins | None = None, form: str | None = None
 ) -> Picks:
-    """The picks from the dataset's rows and the other sessions' (for the margins): the tall
+    """The picks from the dataset's rows, ranked with its margins (report.dataset.margins; none
+    given: every margin unmeasured, as for rows no other session measured again): the tall
     Jacobian's among every form of the simulation (the book's answer), or among one (the GBM
     chapter compares the whole-array form, the question's, with itself). MixedMachines (one
     line naming them) where the rows come from two machines."""
     machines.one_machine(df, "a pick")
-    margins = noise.measure(df, others)
+    margins = noise.measure(df) if margins is None else margins
     cands = candidates(df, form)
     found = []
     for fw in AD_FRAMEWORKS:

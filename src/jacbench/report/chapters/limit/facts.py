@@ -323,9 +323,11 @@ def _comparisons(df: pd.DataFrame, margins: noise.Margins) -> list[noise.Compari
     return found
 
 
-def facts(df: pd.DataFrame, others: list[pd.DataFrame] | None = None) -> Facts:
+def facts(df: pd.DataFrame, margins: noise.Margins | None = None) -> Facts:
     """Chapter 5's facts from the rows (the machine's bandwidth from their metadata), its
-    comparisons with the margins the other sessions give (margins.measure)."""
+    comparisons ranked with the dataset's margins (report.dataset.margins; none given:
+    unmeasured)."""
+    margins = noise.measure(df) if margins is None else margins
     numpy_reads = reads(df, "gbm")
     own = {
         (fw, n): s for fw in FRAMEWORKS if fw != "numpy" for n, s in reads(df, "gbm", fw).items()
@@ -354,5 +356,5 @@ def facts(df: pd.DataFrame, others: list[pd.DataFrame] | None = None) -> Facts:
         asian=_asian(df),
         moments_read=reads(df, "moments"),
         moments_dispatch=dispatch(df, "moments", 100_000),
-        comparisons=tuple(_comparisons(df, noise.measure(df, others))),
+        comparisons=tuple(_comparisons(df, margins)),
     )

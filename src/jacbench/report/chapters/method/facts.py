@@ -152,20 +152,16 @@ def session(rows: pd.DataFrame, which: str, file: str, matched: int) -> Session:
     return Session(which, file, date, len(rows), sizes, processor, matched)
 
 
-def sessions(df: pd.DataFrame, others: list[pd.DataFrame]) -> tuple[Session, ...]:
-    """The dataset's session first, then each other one in order."""
+def sessions(df: pd.DataFrame, others: Mapping[str, pd.DataFrame]) -> tuple[Session, ...]:
+    """The dataset's session first, then each other one (by which: report.dataset.sessions) in
+    order, each named by its committed file in the reference dataset."""
     reference = dataset.is_reference(df)
     source = ((df.attrs.get("meta") or {}).get("dataset") or {}).get("source")
-    file = dataset.RESULTS.as_posix() if reference else Path(source or df.attrs["path"]).name
+    committed = dataset.reference()
+    file = committed.results.as_posix() if reference else Path(source or df.attrs["path"]).name
     found = [session(df, "reference" if reference else "this", file, len(df))]
-    for other in others:
-        # The committed file by its name, or a book's staged copy (results.second.csv).
-        path = Path(str(other.attrs.get("path", "")))
-        which = next(
-            (w for w, p in dataset.OTHERS.items() if path.name == p.name or path.stem.endswith(w)),
-            "other",
-        )
-        name = dataset.OTHERS[which].as_posix() if which in dataset.OTHERS else path.name
+    for which, other in others.items():
+        name = committed.session(which).as_posix()
         found.append(session(other, which, name, len(_matched(df, other))))
     return tuple(found)
 
@@ -178,11 +174,16 @@ def one_setting(df: pd.DataFrame) -> bool:
     return bool((setting.groupby([rows["framework"], rows["paths"]]).nunique() <= 1).all())
 
 
-def facts(df: pd.DataFrame, others: list[pd.DataFrame] | None = None) -> Facts:
-    """The method chapter's facts from the dataset's rows and those of its other sessions."""
-    others = [o for o in (others or []) if o is not None and len(o)]
-    found = margins.measure(df, others)
-    matched = pd.concat([_matched(df, o) for o in others]) if others else pd.DataFrame()
+def facts(
+    df: pd.DataFrame,
+    found: margins.Margins | None = None,
+    others: Mapping[str, pd.DataFrame] | None = None,
+) -> Facts:
+    """The method chapter's facts from the dataset's rows, its margins and its other sessions'
+    rows by which (report.dataset.margins and .sessions; none given: unmeasured, no other)."""
+    others = {w: o for w, o in (others or {}).items() if len(o)}
+    found = margins.measure(df) if found is None else found
+    matched = pd.concat([_matched(df, o) for o in others.values()]) if others else pd.DataFrame()
     counts = matched.groupby("framework").size() if len(matched) else pd.Series(dtype=int)
     return Facts(
         settings=settings(df),

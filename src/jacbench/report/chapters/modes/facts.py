@@ -208,13 +208,13 @@ class Facts:
 
 def facts(
     df: pd.DataFrame,
-    others: list[pd.DataFrame] | None = None,
+    margins: noise.Margins | None = None,
     n: int = FOCUS_N,
     teach_paths: int = TEACH_PATHS,
 ) -> Facts:
-    """Chapter 2's facts from the rows, ranked with the margins measured against `others`
-    (the other sessions' rows: dataset.other_sessions)."""
-    margins = noise.measure(df, others)
+    """Chapter 2's facts from the rows, ranked with the dataset's margins
+    (report.dataset.margins; none given: unmeasured)."""
+    margins = noise.measure(df) if margins is None else margins
     pairs = {fw: pair(df, margins, fw, n) for fw in PAIRS}
     rows = queries.gbm(df, framework="tensorflow", paths=n)
     graph = queries.one(rows, strategy=TF_GRAPH_FORWARD)

@@ -312,10 +312,10 @@ def _slope(
     return slope, ((sizes[0], sizes[-1]) if slope is not None else None)
 
 
-def facts(df: pd.DataFrame, others: list[pd.DataFrame] | None = None, n: int = QUESTION_N) -> Facts:
-    """Chapter 3's facts from the rows, ranked with the margins measured against `others`
-    (the other sessions' rows: dataset.other_sessions)."""
-    margins = noise.measure(df, others)
+def facts(df: pd.DataFrame, margins: noise.Margins | None = None, n: int = QUESTION_N) -> Facts:
+    """Chapter 3's facts from the rows, ranked with the dataset's margins
+    (report.dataset.margins; none given: unmeasured)."""
+    margins = noise.measure(df) if margins is None else margins
     slope, sizes = _slope(df)
     loop = registry.get(*PFOR).vectorizes
     largest = queries.largest_ok(df, PFOR[0], loop)

@@ -4,22 +4,20 @@ mode at every shape, ranked by the book's noise rule (report.margins)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
 from jacbench.measure import crossover as tall_to_wide
-from jacbench.measure import store
+from jacbench.report import dataset
 from jacbench.report import margins as noise
 
 FORWARD, REVERSE = "forward", "reverse"
 
 
-def rows(path: str | Path) -> list[dict]:
-    """The crossover rows of the largest total m * n in a crossover file; [] where there is no
-    file."""
-    path = Path(path)
-    return tall_to_wide.largest_total(tall_to_wide.read(path)) if path.exists() else []
+def rows(ds: dataset.Dataset) -> list[dict]:
+    """The crossover rows of the largest total m * n in a dataset's crossover; [] where it has
+    none."""
+    return tall_to_wide.largest_total(dataset.crossover(ds))
 
 
 @dataclass(frozen=True)
@@ -112,9 +110,9 @@ def crossover(found: list[dict], margins: noise.Margins) -> Crossover:
     )
 
 
-def concurrency(path: str | Path) -> tuple[int | None, int | None]:
-    """(how many crossover workers ran at a time, the machine's cores), from the metadata beside
-    the crossover file (None where it does not say)."""
-    found = store.read_meta(Path(path))
+def concurrency(ds: dataset.Dataset) -> tuple[int | None, int | None]:
+    """(how many crossover workers ran at a time, the machine's cores), from the metadata of a
+    dataset's crossover (None where it does not say)."""
+    found = ds.crossover_metadata
     jobs, cores = found.get("jobs"), found.get("cores")
     return (int(jobs) if jobs else None), (int(cores) if cores else None)

@@ -10,13 +10,13 @@ from pathlib import Path
 import pandas as pd
 
 from jacbench.constants import FRAMEWORK_NAMES
+from jacbench.measure.dataset import ADVICE as REFERENCE
 from jacbench.report import advice as record
 from jacbench.report import margins
 
 ADVICE = record.FILE
-# The reference advice, committed beside the reference dataset: the basket's series (one folder
-# per number of assets) and the Heston loop.
-REFERENCE = Path("book/reference/advice")
+# The reference advice (REFERENCE, measure.dataset.ADVICE), committed beside the reference
+# dataset: the basket's series (one folder per number of assets) and the Heston loop.
 FAILED = ("wrong", "memory-cap", "timeout", "error")
 
 
