@@ -40,7 +40,8 @@ def test_the_one_call_winner_has_its_own_snippet_and_price_where_the_loop_wins_l
     from jacbench.report import margins, picks
     from tests.chapters.rows import at, edit
 
-    f = front.facts(picks.compute(reference, margins.measure(reference, others)))
+    noise = margins.measure(reference, others)  # the sessions' margins, before any edit
+    f = front.facts(picks.compute(reference, noise))
     for fw in ("torch", "tensorflow"):
         a = f.answer(front.ONCE, fw)
         assert a.snippet.first == "pathwise" and a.one_call_pick and a.picked
@@ -51,5 +52,5 @@ def test_the_one_call_winner_has_its_own_snippet_and_price_where_the_loop_wins_l
     df = reference.copy()
     i = at(df, "torch", "pathwise", paths=picks.QUESTION_N)
     edit(df, i, cold_s=df.loc[i, "cold_s"] * 100)
-    slowed = front.facts(picks.compute(df, margins.measure(df, others)))
+    slowed = front.facts(picks.compute(df, noise))
     assert not slowed.answer(front.ONCE, "torch").picked and not slowed.all_picked

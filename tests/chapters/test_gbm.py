@@ -105,9 +105,12 @@ def test_the_price_of_compilation(reference, others):
             c, e = p.compiled, p.eager
             assert p.overtakes == _first_ahead(c.cold_s, c.warm_s, e.cold_s, e.warm_s)
     at_question = f.prices_at(picks.QUESTION_N)
-    assert all(p.faster_warm for p in at_question if p.eager is not None)
+    # every compiled form's warm call beats its eager form's but XLA's pathwise gradient's
+    tied = [p.compiled.name for p in at_question if p.eager is not None and not p.faster_warm]
+    assert tied == ["pathwise-xla"]
     assert min(f.paid_from(picks.QUESTION_N, "torch")) >= gbm.LATE
-    assert max(f.paid_from(picks.QUESTION_N, "tensorflow")) < gbm.LATE
+    paid = f.paid_from(picks.QUESTION_N, "tensorflow")
+    assert paid.count(None) == 1 and max(n for n in paid if n is not None) < gbm.LATE
     tf_pathwise = [p for p in f.prices_at(1_000_000, "tensorflow") if p.eager.name == "pathwise"]
     assert len(tf_pathwise) == 2 and all(p.warm.tied and p.overtakes is None for p in tf_pathwise)
     low, high = f.compile_span(picks.QUESTION_N)

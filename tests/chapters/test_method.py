@@ -84,7 +84,8 @@ def test_the_sessions_are_the_dataset_and_the_two_it_was_measured_again_in(f, lo
     for s, other in zip(f.sessions[1:], others.values(), strict=True):
         both = queries.gbm(df, status="ok")[keys].merge(queries.gbm(other, status="ok")[keys])
         assert s.matched == len(both) > 0
-    assert f.sessions[1].sizes == (1_000_000,) and f.sessions[2].sizes == (100_000, 1_000_000)
+    assert f.sessions[1].sizes == (1_000_000,)
+    assert f.sessions[2].sizes == (10_000, 100_000, 1_000_000)
     assert f.sessions[2].processor == f.sessions[0].processor and f.same_processor
     assert sum(f.matched.values()) == sum(s.matched for s in f.sessions[1:])
 
@@ -93,10 +94,10 @@ def test_the_margins_are_the_books_rule_and_order_as_the_page_says(f, loaded):
     assert f.margins == dataset.margins(dataset.Dataset(RESULTS))  # every page's margins
     for fw in FRAMEWORKS:  # ratios side by side move least (both sides share the machine)
         assert min(f.margins.cold[fw], f.margins.warm[fw]) >= f.margins.ratio[fw] > 1
-    # PyTorch's compiled first calls, measured with an inductor cache each in every session,
-    # moved less than its warm medians; elsewhere first calls moved most.
-    assert f.margins.warm["torch"] > f.margins.cold["torch"]
-    assert all(f.margins.cold[fw] >= f.margins.warm[fw] for fw in ("tensorflow", "jax"))
+    # First calls moved most in TensorFlow, warm medians in PyTorch and JAX (whose quotients at
+    # the questions' sizes, calls of a few milliseconds, moved furthest).
+    assert f.margins.cold["tensorflow"] > f.margins.warm["tensorflow"]
+    assert all(f.margins.warm[fw] > f.margins.cold[fw] for fw in ("torch", "jax"))
     shown = tables.margins(f)
     assert len(shown) == len(FRAMEWORKS) and list(shown["cases compared"]) == [
         f"{f.matched[fw]:,}" for fw in FRAMEWORKS
@@ -181,7 +182,7 @@ def test_page_faults_and_what_mappings_cost(f, loaded):
 def test_a_ratio_that_moved_with_the_mappings_breaks_the_claim(reference):
     df, others = reference
     i = _row(df, framework="torch", strategy="jvp", paths=1_000_000, allocator="glibc-heap")
-    df.loc[i, "ratio_median"] = df.loc[i, "ratio_median"] * 2
+    df.loc[i, "ratio_median"] = df.loc[i, "ratio_median"] * 3  # beyond every margin
     assert not _facts(df, others).faults.ratios_held
 
 

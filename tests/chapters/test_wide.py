@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from jacbench.report import dataset, margins, picks
+from jacbench.report import data, dataset, margins, picks
 from jacbench.report.chapters import wide
 from jacbench.report.chapters.wide import tables
 from jacbench.report.chapters.wide.facts import LOOP, TF_FUNCTION, vectorized
@@ -24,7 +24,10 @@ def shapes():
 
 
 def _facts(df, others, shapes=None):
-    return wide.facts(df, picks.compute(df, margins.measure(df, others)), shapes or [])
+    """The facts of rows as edited, ranked with the margins of the rows as measured (an edit
+    of a row another session measured again would otherwise move the margins too)."""
+    noise = margins.measure(data.load(REFERENCE), others) if others else margins.measure(df)
+    return wide.facts(df, picks.compute(df, noise), shapes or [])
 
 
 def _warm(df, framework, strategy, seconds, inputs=N, **where):
@@ -48,20 +51,22 @@ def test_every_strategy_at_the_questions_n(reference, others):
 def test_the_loop_is_pytorchs_pick_tied_with_functional_jacobian(reference, others):
     f = _facts(reference, others)
     # jacrev (1.13 ms) within PyTorch's warm margin (1.51) of the loop (0.76 ms): tied with it.
-    assert set(f.pick("torch").repeated) == {LOOP, "functional-loop", "jacrev"}
+    assert set(f.pick("torch").repeated) == {LOOP, "functional-loop", "jacrev",
+                                             "functional-vectorized"}  # fmt: skip
     assert f.loop_ties_functional and f.loop_against["functional-loop"].overhead
     assert set(vectorized()) == {"functional-vectorized", "batched-backward", "jacrev"}
-    slower = ("functional-vectorized", "batched-backward")
-    assert f.loop_beats(slower) and not f.loop_beats(("jacrev",))
+    # solution 2 is slower; vectorize=True (1.55x) and jacrev tie, within PyTorch's margin
+    assert f.loop_beats(("batched-backward",))
+    assert not f.loop_beats(("jacrev",)) and not f.loop_beats(("functional-vectorized",))
     assert f.loop_beats(vectorized(), first_call=True)
-    for name in slower:
+    c = f.loop_against["batched-backward"]
+    assert c.factor > c.margin and not c.overhead
+    for name in ("jacrev", "functional-vectorized"):
         c = f.loop_against[name]
-        assert c.factor > c.margin and not c.overhead
-    c = f.loop_against["jacrev"]
-    assert 1 < c.factor <= c.margin and c.tied
+        assert 1 < c.factor <= c.margin and c.tied
     big = f.pick("torch", "largest")
     assert {LOOP, "jacrev", "functional-vectorized"} <= set(big.repeated)
-    assert "batched-backward" not in big.repeated
+    assert "batched-backward" in big.repeated  # within the margin there too
 
 
 def test_tensorflow_retraces_eagerly_and_tf_function_wins_later(reference, others):
@@ -114,9 +119,9 @@ def test_products_in_gradients_and_the_order_of_modes(reference, others):
     for fw in ("torch", "tensorflow", "jax"):
         found = p.at(fw, top)
         assert found.in_gradients == pytest.approx(found.forward_s / found.jacobian_s)
-        # faster in all three; beyond the margin in TensorFlow and JAX, within it in PyTorch
+        # faster in all three; beyond the margin in JAX, within it in PyTorch and TensorFlow
         assert found.against_reverse.faster[1] == "hvp-forward-over-reverse"
-        assert p.forward_wins(fw, top) == (fw != "torch")
+        assert p.forward_wins(fw, top) == (fw == "jax")
     assert max(p.in_gradients(top).values()) < 4
     # Reverse over reverse made the faster: forward over reverse no longer wins there.
     p = _facts(_warm(reference, "torch", "second:hvp-reverse-over-reverse", 0.1, inputs=top),
@@ -145,9 +150,12 @@ def test_per_path_second_derivatives(reference, others):
 def test_the_crossover_by_the_books_rule(reference, others, shapes):
     c = _facts(reference, others, shapes).crossover
     assert c.total == 32 * 2048 and len(c.shapes) == 21
-    assert c.smaller_side_wins and c.square_unranked and c.ties_under_a_millisecond
-    assert c.tied() == {(fw, 256, 256) for fw in ("torch", "tensorflow", "jax")}
-    assert all(s.winner == s.smaller_side for s in c.ranked) and len(c.ranked) == 18
+    assert c.smaller_side_wins and c.square_unranked and not c.ties_under_a_millisecond
+    slow = {(s.framework, s.outputs, s.inputs) for s in c.shapes
+            if s.winner is None and not s.comparison.overhead}  # fmt: skip
+    assert slow == {("tensorflow", 512, 128)}  # 2.04x, within TensorFlow's margin
+    assert c.tied() == {(fw, 256, 256) for fw in ("torch", "tensorflow", "jax")} | slow
+    assert all(s.winner == s.smaller_side for s in c.ranked) and len(c.ranked) == 17
 
 
 def test_a_slow_loop_loses_the_pick(reference, others):
@@ -226,7 +234,7 @@ def test_tables(reference, others, shapes, small):
     assert len(shown) == 12 and list(shown.columns)[-1] == "products / Jacobian"
     assert tables.greeks(reference).shape == (8, 3 + 3 + 1)
     verdicts = tables.crossover(f.crossover)
-    assert len(verdicts) == 7 and (verdicts == "tie").to_numpy().sum() == 3
+    assert len(verdicts) == 7 and (verdicts == "tie").to_numpy().sum() == 4
     empty = wide.facts(small, picks.compute(small), [])
     assert (
         isinstance(tables.strategies(empty), pd.DataFrame)
